@@ -1,0 +1,3 @@
+module github.com/wardenzk/warden
+
+go 1.26.8
