@@ -27,7 +27,11 @@ type MultiHeader struct {
 var MultiTerminator = MultiHeader{Type: OpError, Done: true, Err: ErrSystemError}
 
 // Encode implements Record.
-func (h *MultiHeader) Encode(e *Encoder) { e.Int32(int32(h.Type)); e.Bool(h.Done); e.Int32(int32(h.Err)) }
+func (h *MultiHeader) Encode(e *Encoder) {
+	e.Int32(int32(h.Type))
+	e.Bool(h.Done)
+	e.Int32(int32(h.Err))
+}
 
 // Decode implements Record.
 func (h *MultiHeader) Decode(d *Decoder) {

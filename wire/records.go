@@ -319,7 +319,11 @@ type SetACLRequest struct {
 }
 
 // Encode implements Record.
-func (r *SetACLRequest) Encode(e *Encoder) { e.String(r.Path); EncodeACLs(e, r.ACL); e.Int32(r.Version) }
+func (r *SetACLRequest) Encode(e *Encoder) {
+	e.String(r.Path)
+	EncodeACLs(e, r.ACL)
+	e.Int32(r.Version)
+}
 
 // Decode implements Record.
 func (r *SetACLRequest) Decode(d *Decoder) {
@@ -455,7 +459,10 @@ type CheckWatchesRequest struct {
 func (r *CheckWatchesRequest) Encode(e *Encoder) { e.String(r.Path); e.Int32(int32(r.Type)) }
 
 // Decode implements Record.
-func (r *CheckWatchesRequest) Decode(d *Decoder) { r.Path = d.String(); r.Type = WatcherType(d.Int32()) }
+func (r *CheckWatchesRequest) Decode(d *Decoder) {
+	r.Path = d.String()
+	r.Type = WatcherType(d.Int32())
+}
 
 // RemoveWatchesRequest is the body of removeWatches.
 type RemoveWatchesRequest struct {
@@ -688,7 +695,11 @@ type WatcherEvent struct {
 }
 
 // Encode implements Record.
-func (w *WatcherEvent) Encode(e *Encoder) { e.Int32(int32(w.Type)); e.Int32(int32(w.State)); e.String(w.Path) }
+func (w *WatcherEvent) Encode(e *Encoder) {
+	e.Int32(int32(w.Type))
+	e.Int32(int32(w.State))
+	e.String(w.Path)
+}
 
 // Decode implements Record.
 func (w *WatcherEvent) Decode(d *Decoder) {
