@@ -1,0 +1,97 @@
+package fsm
+
+import (
+	"fmt"
+
+	"github.com/wardenzk/warden/wire"
+)
+
+// Entry is one write as it travels through the log: the request as the
+// client sent it plus what only the proposing server knows. Every server
+// applies the same entries in the same order and reaches the same state.
+//
+// Encoding (jute, big-endian), version 1:
+//
+//	+---------+--------+--------+---------+-----+-------+------+------------+------+
+//	| version | op     | origin | session | xid | reqID | time | auth ids   | body |
+//	| byte    | int32  | int64  | int64   | i32 | int64 | i64  | vector<Id> | buf  |
+//	+---------+--------+--------+---------+-----+-------+------+------------+------+
+type Entry struct {
+	// Op is the request's opcode, or OpCreateSession / OpCloseSession /
+	// OpDeleteContainer for server-generated entries.
+	Op wire.OpCode
+	// Origin is the id of the server that proposed the entry; only that
+	// server answers the client.
+	Origin int64
+	// Session is the session the request belongs to (0 for server-generated
+	// deleteContainer entries).
+	Session int64
+	// Xid is the client's request id, echoed in the reply.
+	Xid int32
+	// ReqID identifies the proposer's waiter for this entry.
+	ReqID int64
+	// Time is the proposer's wall clock in Unix milliseconds; it becomes
+	// ctime/mtime of nodes the entry touches.
+	Time int64
+	// Auth holds the connection's authenticated ids when it was proposed;
+	// ACL checks at apply time use them.
+	Auth []wire.ID
+	// Body is the request record as received (for createSession: a
+	// SessionRecord).
+	Body []byte
+}
+
+const entryVersion = 1
+
+// Encode implements wire.Record.
+func (e *Entry) Encode(enc *wire.Encoder) {
+	enc.Byte(entryVersion)
+	enc.Int32(int32(e.Op))
+	enc.Int64(e.Origin)
+	enc.Int64(e.Session)
+	enc.Int32(e.Xid)
+	enc.Int64(e.ReqID)
+	enc.Int64(e.Time)
+	enc.Int32(int32(len(e.Auth)))
+	for i := range e.Auth {
+		e.Auth[i].Encode(enc)
+	}
+	enc.Buffer(e.Body)
+}
+
+// Decode implements wire.Record.
+func (e *Entry) Decode(d *wire.Decoder) {
+	if v := d.Byte(); v != entryVersion && d.Err() == nil {
+		d.Fail(fmt.Errorf("fsm: unknown entry version %d", v))
+		return
+	}
+	e.Op = wire.OpCode(d.Int32())
+	e.Origin = d.Int64()
+	e.Session = d.Int64()
+	e.Xid = d.Int32()
+	e.ReqID = d.Int64()
+	e.Time = d.Int64()
+	n := d.VectorLen(8)
+	e.Auth = nil
+	for i := 0; i < n; i++ {
+		var id wire.ID
+		id.Decode(d)
+		e.Auth = append(e.Auth, id)
+	}
+	e.Body = d.Buffer()
+}
+
+// SessionRecord is the body of a createSession entry: what the proposer
+// chose for the new session.
+type SessionRecord struct {
+	// Timeout is the negotiated session timeout in milliseconds.
+	Timeout int32
+	// Passwd is the session's 16-byte password.
+	Passwd []byte
+}
+
+// Encode implements wire.Record.
+func (s *SessionRecord) Encode(e *wire.Encoder) { e.Int32(s.Timeout); e.Buffer(s.Passwd) }
+
+// Decode implements wire.Record.
+func (s *SessionRecord) Decode(d *wire.Decoder) { s.Timeout = d.Int32(); s.Passwd = d.Buffer() }

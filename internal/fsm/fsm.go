@@ -1,0 +1,316 @@
+package fsm
+
+import (
+	"bytes"
+	"math"
+	"sort"
+
+	"github.com/wardenzk/warden/internal/tree"
+	"github.com/wardenzk/warden/wire"
+)
+
+// maxTTL is the largest TTL a node may have: 40 bits of milliseconds.
+const maxTTL = 0xFFFFFFFFFF
+
+// Options are the replicated-behaviour settings; every server of an
+// ensemble must use the same values.
+type Options struct {
+	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled).
+	ExtendedTypes bool
+	// SkipACL disables every permission check (zookeeper.skipACL).
+	SkipACL bool
+	// ReconfigEnabled selects the error a standalone reconfig gets.
+	ReconfigEnabled bool
+	// MaxBuffer bounds decoded string and buffer fields (jute.maxbuffer).
+	MaxBuffer int
+}
+
+// Session is a replicated session: what every server knows of it.
+type Session struct {
+	// Timeout is the negotiated timeout in milliseconds.
+	Timeout int32
+	// Passwd is the 16-byte password a reconnecting client must present.
+	Passwd []byte
+}
+
+// Output is the effect of applying one entry.
+type Output struct {
+	// Zxid is the transaction id the entry was given.
+	Zxid int64
+	// Err is the reply's error code (CodeOK for a multi, even a failed one).
+	Err wire.Code
+	// Resp is the response body to send when Err is CodeOK, or nil.
+	Resp wire.Record
+	// Changes are the watch triggers the entry caused, in order.
+	Changes []tree.Change
+	// ClosedSession is the id of a session the entry closed, or 0; the
+	// server closes connections still bound to it.
+	ClosedSession int64
+}
+
+// FSM is the replicated state machine: the tree, the session table and the
+// zxid state. Apply must be called with entries in log order, by one
+// goroutine at a time; reads may run concurrently with each other but not
+// with Apply (the caller provides the locking).
+type FSM struct {
+	opts Options
+	tree *tree.Tree
+
+	// Invariant: every id in sessions was created by an applied
+	// createSession entry and not yet closed.
+	sessions map[int64]*Session
+
+	// zxid state (DESIGN.md §5): epoch advances when the raft term grows.
+	epoch    uint32
+	lastTerm uint64
+	counter  uint32
+	// Invariant: lastZxid == epoch<<32 | counter of the last applied write.
+	lastZxid int64
+}
+
+// New returns the state machine of an empty database.
+func New(opts Options) *FSM {
+	return &FSM{
+		opts:     opts,
+		tree:     tree.New(tree.Options{SkipACL: opts.SkipACL}),
+		sessions: make(map[int64]*Session),
+	}
+}
+
+// Tree returns the data tree for reads. The caller must not mutate it.
+func (f *FSM) Tree() *tree.Tree { return f.tree }
+
+// LastZxid returns the zxid of the last applied write.
+func (f *FSM) LastZxid() int64 { return f.lastZxid }
+
+// Session returns the session with the given id.
+func (f *FSM) Session(id int64) (*Session, bool) {
+	s, ok := f.sessions[id]
+	return s, ok
+}
+
+// SessionIDs returns the ids of all live sessions, sorted.
+func (f *FSM) SessionIDs() []int64 {
+	ids := make([]int64, 0, len(f.sessions))
+	for id := range f.sessions {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// nextZxid derives the zxid of the next write from the raft term of its
+// entry: a higher term starts a new epoch; a full counter rolls the epoch.
+func (f *FSM) nextZxid(term uint64) int64 {
+	if term > f.lastTerm {
+		f.lastTerm = term
+		f.epoch++
+		f.counter = 0
+	}
+	if f.counter == math.MaxUint32 {
+		f.epoch++
+		f.counter = 0
+	}
+	f.counter++
+	f.lastZxid = int64(f.epoch)<<32 | int64(f.counter)
+	return f.lastZxid
+}
+
+// Apply applies one committed entry of the given raft term and returns its
+// effects. Validation happens here, identically on every server.
+func (f *FSM) Apply(term uint64, e *Entry) Output {
+	zxid := f.nextZxid(term)
+	out := Output{Zxid: zxid}
+	meta := tree.Meta{Zxid: zxid, Time: e.Time, Session: e.Session}
+	caller := tree.Caller{IDs: e.Auth}
+
+	switch e.Op {
+	case wire.OpCreateSession:
+		var rec SessionRecord
+		if err := wire.Unmarshal(e.Body, &rec, f.opts.MaxBuffer); err != nil {
+			out.Err = wire.ErrMarshallingError
+			return out
+		}
+		f.sessions[e.Session] = &Session{Timeout: rec.Timeout, Passwd: rec.Passwd}
+		return out
+	case wire.OpCloseSession:
+		if _, ok := f.sessions[e.Session]; ok {
+			out.Changes = f.tree.CloseSession(e.Session, meta)
+			delete(f.sessions, e.Session)
+		}
+		out.ClosedSession = e.Session
+		return out
+	case wire.OpDeleteContainer:
+		// Server-generated (container/TTL expiry) or client-sent: no
+		// session or ACL check, as in ZooKeeper.
+		var req wire.DeleteContainerRequest
+		if err := wire.Unmarshal(e.Body, &req, f.opts.MaxBuffer); err != nil {
+			out.Err = wire.ErrMarshallingError
+			return out
+		}
+		ch, err := f.tree.DeleteContainer(req.Path, meta)
+		out.Err, out.Changes = wire.CodeOf(err), ch
+		return out
+	}
+
+	if _, ok := f.sessions[e.Session]; !ok {
+		out.Err = wire.ErrSessionExpired
+		return out
+	}
+	if e.Op == wire.OpMulti {
+		var req wire.MultiRequest
+		if err := wire.Unmarshal(e.Body, &req, f.opts.MaxBuffer); err != nil {
+			out.Err = wire.ErrMarshallingError
+			return out
+		}
+		out.Resp, out.Changes = f.applyMulti(req.Ops, caller, meta)
+		return out
+	}
+	req := wire.RequestFor(e.Op)
+	if req == nil {
+		out.Err = wire.ErrUnimplemented
+		return out
+	}
+	if err := wire.Unmarshal(e.Body, req, f.opts.MaxBuffer); err != nil {
+		out.Err = wire.ErrMarshallingError
+		return out
+	}
+	res, err := f.applyOp(e.Op, req, caller, meta)
+	if err != nil {
+		out.Err = wire.CodeOf(err)
+		return out
+	}
+	out.Resp, out.Changes = res.resp, res.changes
+	return out
+}
+
+type opResult struct {
+	resp    wire.Record
+	changes []tree.Change
+	// multi result fields
+	resultType wire.OpCode
+	path       string
+	stat       *wire.Stat
+}
+
+// applyOp applies one write operation (alone or inside a multi).
+func (f *FSM) applyOp(op wire.OpCode, req wire.Record, c tree.Caller, m tree.Meta) (opResult, error) {
+	switch r := req.(type) {
+	case *wire.CreateRequest:
+		return f.create(op, r.Path, r.Data, r.ACL, r.Flags, -1, c, m)
+	case *wire.CreateTTLRequest:
+		return f.create(op, r.Path, r.Data, r.ACL, r.Flags, r.TTL, c, m)
+	case *wire.DeleteRequest:
+		ch, err := f.tree.Delete(r.Path, r.Version, c, m)
+		return opResult{changes: ch, resultType: wire.OpDelete}, err
+	case *wire.SetDataRequest:
+		st, ch, err := f.tree.SetData(r.Path, r.Data, r.Version, c, m)
+		return opResult{resp: &wire.SetDataResponse{Stat: st}, changes: ch, resultType: wire.OpSetData, stat: &st}, err
+	case *wire.SetACLRequest:
+		st, err := f.tree.SetACL(r.Path, r.ACL, r.Version, c, m)
+		return opResult{resp: &wire.SetACLResponse{Stat: st}, resultType: wire.OpSetACL, stat: &st}, err
+	case *wire.CheckVersionRequest:
+		if err := tree.ValidatePath(r.Path); err != nil {
+			return opResult{}, err
+		}
+		return opResult{resultType: wire.OpCheck}, f.tree.Check(r.Path, r.Version, c)
+	case *wire.ReconfigRequest:
+		if f.opts.ReconfigEnabled {
+			return opResult{}, wire.ErrUnimplemented
+		}
+		return opResult{}, wire.ErrReconfigDisabled
+	}
+	return opResult{}, wire.ErrUnimplemented
+}
+
+// create maps opcode + flags to a node kind with ZooKeeper's checks, in
+// PrepRequestProcessor's order, then creates the node.
+func (f *FSM) create(op wire.OpCode, path string, data []byte, acl []wire.ACL, flags int32, ttl int64, c tree.Caller, m tree.Meta) (opResult, error) {
+	mode := wire.CreateMode(flags)
+	if !mode.Valid() {
+		return opResult{}, wire.ErrBadArguments
+	}
+	if mode.TTL() && !f.opts.ExtendedTypes {
+		return opResult{}, wire.ErrUnimplemented
+	}
+	if mode.TTL() {
+		if ttl <= 0 || ttl > maxTTL {
+			return opResult{}, wire.ErrBadArguments
+		}
+	} else if ttl >= 0 {
+		return opResult{}, wire.ErrBadArguments
+	}
+	kind := tree.KindPersistent
+	switch {
+	case op == wire.OpCreateContainer:
+		kind = tree.KindContainer
+	case mode.TTL():
+		kind = tree.KindTTL
+	case mode.Ephemeral():
+		kind = tree.KindEphemeral
+	}
+	p, st, ch, err := f.tree.Create(tree.CreateOp{
+		Path: path, Data: data, ACL: acl, Kind: kind, Sequential: mode.Sequential(), TTL: ttl,
+	}, c, m)
+	if err != nil {
+		return opResult{}, err
+	}
+	res := opResult{changes: ch, path: p, stat: &st}
+	if op == wire.OpCreate {
+		res.resp, res.resultType = &wire.CreateResponse{Path: p}, wire.OpCreate
+	} else {
+		res.resp, res.resultType = &wire.Create2Response{Path: p, Stat: st}, wire.OpCreate2
+	}
+	return res, nil
+}
+
+// applyMulti applies the ops of a multi atomically. On the first failure
+// everything is rolled back and every result is an error result: OK before
+// the failing op, its code, RuntimeInconsistency after (ZooKeeper's form).
+func (f *FSM) applyMulti(ops []wire.MultiOp, c tree.Caller, m tree.Meta) (wire.Record, []tree.Change) {
+	f.tree.Begin()
+	var changes []tree.Change
+	results := make([]wire.MultiResult, 0, len(ops))
+	for i, op := range ops {
+		var res opResult
+		var err error
+		switch op.Type {
+		case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL,
+			wire.OpDelete, wire.OpSetData, wire.OpCheck:
+			res, err = f.applyOp(op.Type, op.Req, c, m)
+		default:
+			err = wire.ErrBadArguments
+		}
+		if err != nil {
+			f.tree.Rollback()
+			return &wire.MultiResponse{Results: failedResults(len(ops), i, wire.CodeOf(err))}, nil
+		}
+		changes = append(changes, res.changes...)
+		results = append(results, wire.MultiResult{Type: res.resultType, Path: res.path, Stat: res.stat})
+	}
+	f.tree.Commit()
+	return &wire.MultiResponse{Results: results}, changes
+}
+
+// failedResults builds the results of a multi whose op at index failed
+// with code.
+func failedResults(n, failed int, code wire.Code) []wire.MultiResult {
+	out := make([]wire.MultiResult, n)
+	for i := range out {
+		switch {
+		case i < failed:
+			out[i] = wire.MultiResult{Type: wire.OpError, Err: wire.CodeOK}
+		case i == failed:
+			out[i] = wire.MultiResult{Type: wire.OpError, Err: code}
+		default:
+			out[i] = wire.MultiResult{Type: wire.OpError, Err: wire.ErrRuntimeInconsistency}
+		}
+	}
+	return out
+}
+
+// CheckPassword reports whether passwd opens session id.
+func (f *FSM) CheckPassword(id int64, passwd []byte) bool {
+	s, ok := f.sessions[id]
+	return ok && id != 0 && bytes.Equal(s.Passwd, passwd)
+}
