@@ -459,3 +459,22 @@ func TestRemoveWatcherLeavesNoTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestTriggerUnwatchedPathIsFree checks the common case of a write nobody
+// watches: no ancestor walk without recursive watches, and no allocation.
+func TestTriggerUnwatchedPathIsFree(t *testing.T) {
+	r := NewRegistry()
+	for w := range WatcherID(100) {
+		r.AddData("/other", w)
+		r.AddChild("/other", w)
+		r.AddPersistent("/", w, false)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if got := r.Trigger(changed, "/a/b/c"); got != nil {
+			t.Fatalf("Trigger = %v, want nil", got)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Trigger on an unwatched path allocated %v times", allocs)
+	}
+}
