@@ -1,0 +1,48 @@
+// Package tree is the znode tree with ZooKeeper's exact semantics: paths
+// and their validation, data, the stat of every node, sequential names,
+// ephemeral, container and TTL nodes, ACL checks and the order in which a
+// write's checks run (which decides the error a client sees when several
+// apply).
+//
+// The package is pure: no goroutines, clocks or IO, and no locking — the
+// caller (the state machine) serialises every call. Time and zxid come in
+// with each write as a Meta. Nothing observable depends on map iteration
+// order: every list returned is sorted.
+//
+// # Writes
+//
+// Create, Delete, DeleteContainer, SetData, SetACL and CloseSession apply
+// one operation and return the watch triggers (Change) it causes; Check
+// only validates. A failing write changes nothing. A multi runs as
+//
+//	t.Begin()
+//	for each op { if err := apply(op); err != nil { t.Rollback(); return } }
+//	t.Commit()
+//
+// Between Begin and Commit every mutation records its inverse, so Rollback
+// restores data, stats, children, parent counters, ACLs and the ephemeral,
+// container and TTL indexes exactly. Later ops of a multi see the effects
+// of earlier ones (a sequential create after another gets the next number).
+//
+// # Stat
+//
+// Nodes store ZooKeeper's StatPersisted. The stored cversion counts child
+// creations; the client sees 2·cversion − numChildren, which rises by one
+// on every child create and delete. Sequential suffixes are the stored
+// counter formatted %010d. ephemeralOwner is reported only for session
+// ephemerals: containers store ContainerOwner and TTL nodes TTLOwner(ttl),
+// both shown as 0.
+//
+// # ACLs
+//
+// MatchACL is ZooKeeper's checkACL; FixupACL validates and expands the
+// lists given to create and setACL; Digest computes digest-scheme ids.
+// Reads check READ (GetACL: READ or ADMIN, masking digest hashes without
+// ADMIN); Exists checks READ only when the node exists.
+//
+// # Memory
+//
+// Nodes live in one map keyed by full path; a node keeps its children as a
+// set of names that share the children's path strings, and points to an
+// interned, reference-counted ACL list.
+package tree
