@@ -216,13 +216,13 @@ func statOrZero(s *Stat) *Stat {
 
 // Decode implements Record. It reads results until a header with Done
 // set and fails with ErrBadMultiOp on a type outside the table of
-// MultiResult. For an error result Err comes from the ErrorResponse body
-// (the Java client's choice); otherwise from the header.
+// MultiResult. For an error result Err comes from the ErrorResponse body,
+// as the Java client takes it; the header's err is ignored.
 func (m *MultiResponse) Decode(d *Decoder) {
 	m.Results = nil
 	var h MultiHeader
 	for h.Decode(d); d.Err() == nil && !h.Done; h.Decode(d) {
-		r := MultiResult{Type: h.Type, Err: h.Err}
+		r := MultiResult{Type: h.Type}
 		switch h.Type {
 		case OpCreate:
 			r.Path = d.String()
