@@ -1,0 +1,140 @@
+package tree
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wardenzk/warden/wire"
+)
+
+var (
+	anyone = Caller{IDs: []wire.ID{{Scheme: "ip", ID: "127.0.0.1"}}}
+	bobID  = wire.ID{Scheme: "digest", ID: Digest("bob:secret")}
+	bob    = Caller{IDs: []wire.ID{{Scheme: "ip", ID: "127.0.0.1"}, bobID}}
+	super  = Caller{IDs: []wire.ID{{Scheme: "ip", ID: "127.0.0.1"}, {Scheme: "super", ID: ""}}}
+	open   = wire.OpenACLUnsafe
+)
+
+func meta(zxid int64) Meta { return Meta{Zxid: zxid, Time: 1000 * zxid, Session: 0x42} }
+
+func acl(perms wire.Perm, scheme, id string) []wire.ACL {
+	return []wire.ACL{{Perms: perms, ID: wire.ID{Scheme: scheme, ID: id}}}
+}
+
+// mustCreate creates a persistent node with open ACL.
+func mustCreate(t *testing.T, tr *Tree, path string, zxid int64) string {
+	t.Helper()
+	p, _, _, err := tr.Create(CreateOp{Path: path, Data: []byte("d"), ACL: open}, anyone, meta(zxid))
+	if err != nil {
+		t.Fatalf("create %s: %v", path, err)
+	}
+	return p
+}
+
+// dump renders the whole state of the tree, indexes included, for exact
+// before/after comparisons.
+func dump(tr *Tree) string {
+	var b strings.Builder
+	paths := make([]string, 0, len(tr.nodes))
+	for p := range tr.nodes {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		n := tr.nodes[p]
+		kids := make([]string, 0, len(n.kids))
+		for k := range n.kids {
+			kids = append(kids, k)
+		}
+		slices.Sort(kids)
+		data := "nil"
+		if n.data != nil {
+			data = fmt.Sprintf("%q", n.data)
+		}
+		fmt.Fprintf(&b, "%s data=%s acl=%v refs=%d kids=%v czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d v=%d cv=%d av=%d owner=%x kidsNil=%v\n",
+			p, data, n.acl.acl, n.acl.refs, kids, n.czxid, n.mzxid, n.pzxid, n.ctime, n.mtime, n.version, n.cversion, n.aversion, n.owner, n.kids == nil)
+	}
+	fmt.Fprintf(&b, "ephemerals=%v count=%d\n", tr.EphemeralsBySession(), tr.ephCount)
+	fmt.Fprintf(&b, "containers=%v ttls=%v size=%d\n", sortedKeys(tr.containers), sortedKeys(tr.ttls), tr.dataSize)
+	keys := make([]string, 0, len(tr.acls))
+	for k, e := range tr.acls {
+		keys = append(keys, fmt.Sprintf("%v:%d", e.acl, e.refs))
+		_ = k
+	}
+	slices.Sort(keys)
+	fmt.Fprintf(&b, "acls=%v\n", keys)
+	return b.String()
+}
+
+func sortedKeys(m map[string]struct{}) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkInvariants verifies the indexes and counters against the nodes.
+func checkInvariants(t *testing.T, tr *Tree) {
+	t.Helper()
+	size := int64(0)
+	refs := map[*aclEntry]int{}
+	eph := 0
+	for p, n := range tr.nodes {
+		size += int64(len(p) + len(n.data))
+		refs[n.acl]++
+		if p != "/" {
+			parent, _ := splitParent(p)
+			pn := tr.get(parent)
+			if pn == nil {
+				t.Fatalf("%s: parent missing", p)
+			}
+			if _, ok := pn.kids[p[len(parent)+1:]]; !ok {
+				t.Fatalf("%s: not in parent's kids", p)
+			}
+		}
+		for k := range n.kids {
+			child := strings.TrimSuffix(p, "/") + "/" + k
+			if tr.nodes[child] == nil {
+				t.Fatalf("%s: kid %s has no node", p, k)
+			}
+		}
+		switch kindOfOwner(n.owner) {
+		case ownerNormal:
+			eph++
+			if _, ok := tr.ephemerals[n.owner][p]; !ok {
+				t.Fatalf("%s: missing from ephemerals", p)
+			}
+		case ownerContainer:
+			if _, ok := tr.containers[p]; !ok {
+				t.Fatalf("%s: missing from containers", p)
+			}
+		case ownerTTL:
+			if _, ok := tr.ttls[p]; !ok {
+				t.Fatalf("%s: missing from ttls", p)
+			}
+		}
+	}
+	if size != tr.dataSize {
+		t.Fatalf("dataSize %d, want %d", tr.dataSize, size)
+	}
+	if eph != tr.ephCount {
+		t.Fatalf("ephCount %d, want %d", tr.ephCount, eph)
+	}
+	for e, n := range refs {
+		if e.refs != n {
+			t.Fatalf("acl %v refs %d, want %d", e.acl, e.refs, n)
+		}
+		if tr.acls[e.key] == nil {
+			t.Fatalf("acl %v not interned", e.acl)
+		}
+	}
+	for _, e := range tr.acls {
+		if refs[e] == 0 {
+			t.Fatalf("acl %v interned with no users", e.acl)
+		}
+	}
+}
