@@ -399,6 +399,13 @@ var knownDifferences = []knownDifference{
 		replace: `${1}<version>`,
 		reason:  "the server's build string differs (Debian prints an unexpanded ${mvngit.commit.id})",
 	},
+	{
+		test:    regexp.MustCompile(`^TestGoZKFourLetterWords$`),
+		re:      regexp.MustCompile(`(?m)^srvr .*$`),
+		replace: `srvr <parsed only for warden>`,
+		reason: "go-zookeeper cannot parse Debian's srvr version line (\"3.8.0-${mvngit.commit.id}, built on 2024-12-29 ...\"); " +
+			"Warden prints a parseable one, and the scenario checks that go-zookeeper parses it",
+	},
 }
 
 // applyKnownDifferences rewrites a transcript by the entries of knownDifferences that
