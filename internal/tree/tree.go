@@ -153,7 +153,9 @@ func New(opts Options) *Tree {
 		ttls:       make(map[string]struct{}),
 		acls:       make(map[string]*aclEntry),
 	}
-	t.nodes["/"] = &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe)}
+	root := &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe)}
+	t.acquire(root.acl)
+	t.nodes["/"] = root
 	t.dataSize = 1
 	t.insert(procPath, &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe)})
 	t.insert(quotaPath, &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe)})
