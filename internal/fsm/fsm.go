@@ -166,8 +166,8 @@ func (f *FSM) Apply(term uint64, e *Entry) Output {
 		out.Resp, out.Changes = f.applyMulti(req.Ops, caller, meta)
 		return out
 	}
-	req := wire.RequestFor(e.Op)
-	if req == nil {
+	req, ok := wire.RequestFor(e.Op)
+	if !ok {
 		out.Err = wire.ErrUnimplemented
 		return out
 	}

@@ -1,0 +1,418 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/wardenzk/warden/internal/auth"
+	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/tree"
+	"github.com/wardenzk/warden/internal/watch"
+	"github.com/wardenzk/warden/wire"
+)
+
+var syscallEMFILE = syscall.EMFILE
+
+const (
+	// maxOutstanding bounds the requests of one connection in flight; the
+	// reader stops reading past it (backpressure, like ZooKeeper's
+	// globalOutstandingLimit pausing reads).
+	maxOutstanding = 1000
+	// maxQueuedOut bounds the bytes waiting to be written to one client; a
+	// client that stops reading is disconnected past it.
+	maxQueuedOut = 64 << 20
+	// handshakeTimeout bounds how long a new connection may take to send
+	// its ConnectRequest.
+	handshakeTimeout = 30 * time.Second
+)
+
+// reply is one request's slot in a connection's ordered reply queue.
+// Exactly one of exec and done is set.
+type reply struct {
+	xid   int32
+	op    wire.OpCode
+	start time.Time
+	// exec computes the reply frame of a read once every earlier request
+	// of the connection has completed.
+	exec func() []byte
+	// done is closed when frame has been filled in by the apply goroutine.
+	done  chan struct{}
+	frame []byte
+	// closeAfter closes the connection once the reply is written.
+	closeAfter bool
+}
+
+// conn is one client connection. Three goroutines serve it: the reader
+// (decodes requests, proposes writes, queues replies in order), the
+// processor (completes replies in order: runs reads, waits for writes) and
+// the flusher (writes queued frames to the socket).
+type conn struct {
+	srv *Server
+	nc  net.Conn
+	id  watch.WatcherID
+	ip  string
+	log *slog.Logger
+
+	session     atomic.Int64
+	timeout     atomic.Int32
+	established time.Time
+
+	authMu sync.Mutex
+	// auth holds the connection's identities, in the order added; it
+	// starts with ip:<remote address>.
+	auth []wire.ID
+	sasl *auth.DigestMD5Server
+
+	replies chan *reply
+
+	outMu sync.Mutex
+	// Invariant: outBytes == Σ len(out[i]).
+	out        [][]byte
+	outBytes   int
+	flushAfter bool // close once out is written
+	outWake    chan struct{}
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	stats connStats
+}
+
+func newConn(s *Server, nc net.Conn, id watch.WatcherID, ip string) *conn {
+	c := &conn{
+		srv:         s,
+		nc:          nc,
+		id:          id,
+		ip:          ip,
+		log:         s.log.With("remote", nc.RemoteAddr().String()),
+		established: s.now(),
+		auth:        []wire.ID{{Scheme: "ip", ID: ip}},
+		replies:     make(chan *reply, maxOutstanding),
+		outWake:     make(chan struct{}, 1),
+		closed:      make(chan struct{}),
+	}
+	c.stats.reset()
+	return c
+}
+
+func (c *conn) sessionID() int64 { return c.session.Load() }
+
+// caller returns the connection's identities for ACL checks.
+func (c *conn) caller() tree.Caller {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	return tree.Caller{IDs: append([]wire.ID(nil), c.auth...)}
+}
+
+func (c *conn) addAuth(id wire.ID) {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	for _, have := range c.auth {
+		if have == id {
+			return
+		}
+	}
+	c.auth = append(c.auth, id)
+}
+
+// close shuts the connection down now; queued output is dropped.
+func (c *conn) close(reason string) {
+	c.closeOnce.Do(func() {
+		c.log.Debug("closing connection", "reason", reason, "session", sessionHex(c.sessionID()))
+		close(c.closed)
+		c.nc.Close()
+		c.srv.forget(c)
+	})
+}
+
+// send queues a frame for the client. It never blocks; a client that lets
+// too much pile up is disconnected.
+func (c *conn) send(frame []byte) {
+	c.outMu.Lock()
+	c.out = append(c.out, frame)
+	c.outBytes += len(frame)
+	over := c.outBytes > maxQueuedOut
+	c.outMu.Unlock()
+	if over {
+		c.log.Warn("client is not reading its replies; closing the connection", "queued_bytes", maxQueuedOut)
+		go c.close("client not reading")
+		return
+	}
+	select {
+	case c.outWake <- struct{}{}:
+	default:
+	}
+}
+
+// sendAndClose queues a last frame and closes the connection once it is
+// written.
+func (c *conn) sendAndClose(frame []byte) {
+	c.outMu.Lock()
+	c.flushAfter = true
+	c.outMu.Unlock()
+	c.send(frame)
+}
+
+func (c *conn) flushLoop() {
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	for {
+		select {
+		case <-c.outWake:
+		case <-c.closed:
+			return
+		}
+		c.outMu.Lock()
+		frames := c.out
+		c.out = nil
+		c.outBytes = 0
+		last := c.flushAfter
+		c.outMu.Unlock()
+		for _, f := range frames {
+			if _, err := bw.Write(f); err != nil {
+				c.close("write failed: " + err.Error())
+				return
+			}
+			c.stats.sent.Add(1)
+			c.srv.stats.sent.Add(1)
+		}
+		if t := c.timeout.Load(); t > 0 {
+			c.nc.SetWriteDeadline(time.Now().Add(time.Duration(t) * time.Millisecond))
+		}
+		if err := bw.Flush(); err != nil {
+			c.close("write failed: " + err.Error())
+			return
+		}
+		if last {
+			c.outMu.Lock()
+			empty := len(c.out) == 0
+			c.outMu.Unlock()
+			if empty {
+				c.close("closed after final reply")
+				return
+			}
+		}
+	}
+}
+
+// serve runs the connection until it closes.
+func (c *conn) serve() {
+	defer c.close("connection ended")
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	c.nc.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	head, err := br.Peek(4)
+	if err != nil {
+		return
+	}
+	if cmd, ok := wire.FourLetterWord([4]byte(head)); ok {
+		c.fourLetterWord(cmd, br)
+		return
+	}
+	if !c.handshake(br) {
+		return
+	}
+	go c.flushLoop()
+	go c.processLoop()
+	c.readLoop(br)
+}
+
+func (c *conn) readTimeout() {
+	// A session's client must send something (a ping at least) within the
+	// session timeout; otherwise the session expires anyway.
+	t := time.Duration(c.timeout.Load()) * time.Millisecond
+	c.nc.SetReadDeadline(time.Now().Add(t + t/2))
+}
+
+// handshake reads the ConnectRequest and establishes or re-attaches the
+// session. It reports whether the connection may go on.
+func (c *conn) handshake(br *bufio.Reader) bool {
+	frame, err := wire.ReadFrame(br, c.srv.maxBuffer, nil)
+	if err != nil {
+		c.logReadError(err)
+		return false
+	}
+	var req wire.ConnectRequest
+	if err := wire.Unmarshal(frame, &req, c.srv.maxBuffer); err != nil {
+		c.log.Warn("malformed ConnectRequest; closing", "err", err)
+		return false
+	}
+	c.srv.stats.received.Add(1)
+	c.stats.received.Add(1)
+	if last := c.srv.lastZxid.Load(); req.LastZxidSeen > last {
+		c.log.Warn("client has seen a newer zxid than this server; refusing it so it tries another server",
+			"client_zxid", zxidHex(req.LastZxidSeen), "server_zxid", zxidHex(last))
+		return false
+	}
+	minT, maxT := c.srv.cfg.SessionTimeoutBounds()
+	timeout := min(max(req.TimeOut, int32(minT)), int32(maxT))
+
+	resp := wire.ConnectResponse{HasReadOnly: req.HasReadOnly, TimeOut: timeout}
+	if req.SessionID == 0 {
+		id := c.srv.newSessionID()
+		passwd := newPassword()
+		ch := make(chan fsm.Output, 1)
+		c.srv.sessMu.Lock()
+		c.srv.live[id] = &liveSession{timeout: time.Duration(timeout) * time.Millisecond, conn: c}
+		c.srv.sessMu.Unlock()
+		c.srv.touch(id)
+		err := c.srv.propose(&fsm.Entry{
+			Op: wire.OpCreateSession, Session: id,
+			Body: wire.Marshal(&fsm.SessionRecord{Timeout: timeout, Passwd: passwd}),
+		}, func(out fsm.Output) { ch <- out })
+		if err != nil {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
+		out, err := waitApplied(ctx, ch)
+		cancel()
+		if err != nil || out.Err != wire.CodeOK {
+			c.log.Warn("could not create session", "err", err, "code", out.Err)
+			return false
+		}
+		resp.SessionID, resp.Passwd = id, passwd
+	} else {
+		c.srv.mu.RLock()
+		ok := c.srv.fsm.CheckPassword(req.SessionID, req.Passwd)
+		c.srv.mu.RUnlock()
+		if ok {
+			ok = c.srv.reattach(req.SessionID, c, time.Duration(timeout)*time.Millisecond)
+		}
+		if !ok {
+			c.log.Info("session expired or password wrong; telling the client its session is gone",
+				"session", sessionHex(req.SessionID))
+			resp = wire.ConnectResponse{HasReadOnly: req.HasReadOnly, Passwd: make([]byte, 16)}
+			f := frameOf(func(e *wire.Encoder) { resp.Encode(e) })
+			c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+			c.nc.Write(f)
+			return false
+		}
+		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
+	}
+	c.session.Store(resp.SessionID)
+	c.timeout.Store(timeout)
+	c.readTimeout()
+	c.stats.lastOp.Store(opSESS)
+	c.send(frameOf(func(e *wire.Encoder) { resp.Encode(e) }))
+	c.log.Debug("session established", "session", sessionHex(resp.SessionID), "timeout_ms", timeout)
+	return true
+}
+
+func (c *conn) logReadError(err error) {
+	switch {
+	case errors.Is(err, wire.ErrFrameTooLarge):
+		c.log.Warn("request larger than jute.maxbuffer; closing the connection (raise jute.maxbuffer on server and client if such requests are intended)",
+			"err", err)
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+	default:
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			c.log.Debug("client silent for longer than its session timeout; closing", "err", err)
+			return
+		}
+		c.log.Debug("read failed", "err", err)
+	}
+}
+
+// readLoop decodes requests until the connection closes.
+func (c *conn) readLoop(br *bufio.Reader) {
+	for {
+		frame, err := wire.ReadFrame(br, c.srv.maxBuffer, nil)
+		if err != nil {
+			c.logReadError(err)
+			return
+		}
+		c.readTimeout()
+		c.srv.stats.received.Add(1)
+		c.stats.received.Add(1)
+		d := wire.NewDecoder(frame, c.srv.maxBuffer)
+		var h wire.RequestHeader
+		h.Decode(d)
+		if d.Err() != nil {
+			c.log.Warn("request shorter than its header; closing", "len", len(frame))
+			return
+		}
+		c.srv.touch(c.sessionID())
+		r := &reply{xid: h.Xid, op: h.Type, start: c.srv.now()}
+		if !c.dispatch(r, frame[d.Offset():]) {
+			return
+		}
+	}
+}
+
+// enqueue puts r in the ordered reply queue, waiting while the connection
+// has maxOutstanding requests in flight.
+func (c *conn) enqueue(r *reply) bool {
+	select {
+	case c.replies <- r:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// processLoop completes replies in request order.
+func (c *conn) processLoop() {
+	for {
+		var r *reply
+		select {
+		case r = <-c.replies:
+		case <-c.closed:
+			return
+		}
+		if r.exec != nil {
+			r.frame = r.exec()
+		} else {
+			select {
+			case <-r.done:
+			case <-c.closed:
+				return
+			}
+		}
+		c.stats.observe(r, c.srv.now())
+		c.srv.stats.observe(c.srv.now().Sub(r.start))
+		if r.closeAfter {
+			c.sendAndClose(r.frame)
+			return
+		}
+		if r.frame != nil {
+			c.send(r.frame)
+		}
+	}
+}
+
+// frameOf encodes one frame: a length prefix and the body.
+func frameOf(body func(*wire.Encoder)) []byte {
+	return wire.AppendFrame(nil, body)
+}
+
+// replyFrame encodes a reply header and, when err is OK and resp is not
+// nil, the response body.
+func replyFrame(xid int32, zxid int64, err wire.Code, resp wire.Record) []byte {
+	return frameOf(func(e *wire.Encoder) {
+		h := wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: err}
+		h.Encode(e)
+		if err == wire.CodeOK && resp != nil {
+			resp.Encode(e)
+		}
+	})
+}
+
+func eventFrame(t wire.EventType, path string) []byte {
+	return frameOf(func(e *wire.Encoder) {
+		h := wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1}
+		h.Encode(e)
+		ev := wire.WatcherEvent{Type: t, State: wire.StateSyncConnected, Path: path}
+		ev.Encode(e)
+	})
+}
+
+func zxidHex(z int64) string       { return fmt.Sprintf("0x%x", z) }
+func sessionHex(id int64) string   { return fmt.Sprintf("0x%x", uint64(id)) }

@@ -1,0 +1,389 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ZooKeeperVersion is the ZooKeeper release whose protocol and behaviour
+// Warden reproduces; srvr, stat, mntr and envi report it, because clients
+// parse it.
+const ZooKeeperVersion = "3.8.4"
+
+// VersionLine is the first line of srvr and stat, in the form clients
+// parse: "Zookeeper version: 3.8.4-<hex build id>, built on MM/DD/YYYY HH:MM GMT".
+func VersionLine() string {
+	rev, when := "0", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if len(s.Value) >= 7 {
+					rev = s.Value[:7]
+				}
+			case "vcs.time":
+				if t, err := time.Parse(time.RFC3339, s.Value); err == nil {
+					when = t.UTC()
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("Zookeeper version: %s-%s, built on %s GMT", ZooKeeperVersion, rev, when.Format("01/02/2006 15:04"))
+}
+
+// fullVersion is the "3.8.4-<id>" part of the version line.
+func fullVersion() string {
+	v := strings.TrimPrefix(VersionLine(), "Zookeeper version: ")
+	v, _, _ = strings.Cut(v, ",")
+	return v
+}
+
+// fourLetterWord answers a 4lw command and closes the connection, as
+// ZooKeeper does: plain text, no framing.
+func (c *conn) fourLetterWord(cmd string, br *bufio.Reader) {
+	br.Discard(4)
+	s := c.srv
+	var out string
+	if !s.cfg.FourLetterAllowed(cmd) {
+		out = cmd + " is not executed because it is not in the whitelist.\n"
+	} else {
+		if cmd == "stmk" {
+			var mask [8]byte
+			io.ReadFull(br, mask[:])
+		}
+		out = s.fourLetterText(cmd, c)
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+	io.WriteString(c.nc, out)
+	if tc, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		tc.CloseWrite()
+	}
+}
+
+// fourLetterText builds the output of one 4lw command.
+func (s *Server) fourLetterText(cmd string, self *conn) string {
+	var b strings.Builder
+	switch cmd {
+	case "ruok":
+		return "imok"
+	case "isro":
+		return "rw"
+	case "gtmk", "stmk":
+		return "306"
+	case "srvr":
+		s.writeSrvr(&b, false)
+	case "stat":
+		s.writeSrvr(&b, true)
+	case "cons":
+		for _, c := range s.connList() {
+			if c != self {
+				b.WriteString(c.consLine(true))
+			}
+		}
+		b.WriteString("\n")
+	case "mntr":
+		s.writeMntr(&b)
+	case "conf":
+		dataSize, logSize := s.dirSizes()
+		b.WriteString(s.cfg.ConfText(dataSize, logSize))
+	case "envi":
+		s.writeEnvi(&b)
+	case "wchs":
+		s.wmu.Lock()
+		watchers, paths, total := s.watches.DataSummary()
+		s.wmu.Unlock()
+		fmt.Fprintf(&b, "%d connections watching %d paths\nTotal watches:%d\n", watchers, paths, total)
+	case "wchc":
+		s.wmu.Lock()
+		byWatcher := s.watches.DataPathsByWatcher()
+		s.wmu.Unlock()
+		for _, c := range s.connList() {
+			paths, ok := byWatcher[c.id]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(&b, "%s\n", sessionHex(c.sessionID()))
+			for _, p := range paths {
+				fmt.Fprintf(&b, "\t%s\n", p)
+			}
+		}
+		b.WriteString("\n")
+	case "wchp":
+		s.wmu.Lock()
+		byPath := s.watches.DataWatchersByPath()
+		s.wmu.Unlock()
+		paths := make([]string, 0, len(byPath))
+		for p := range byPath {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		s.connMu.Lock()
+		for _, p := range paths {
+			fmt.Fprintf(&b, "%s\n", p)
+			for _, w := range byPath[p] {
+				if c := s.conns[w]; c != nil {
+					fmt.Fprintf(&b, "\t%s\n", sessionHex(c.sessionID()))
+				}
+			}
+		}
+		s.connMu.Unlock()
+		b.WriteString("\n")
+	case "dump":
+		s.writeDump(&b)
+	case "crst":
+		for _, c := range s.connList() {
+			c.stats.reset()
+		}
+		return "Connection stats reset.\n"
+	case "srst":
+		s.stats.reset()
+		return "Server stats reset.\n"
+	case "dirs":
+		dataSize, logSize := s.dirSizes()
+		fmt.Fprintf(&b, "datadir_size: %d\nlogdir_size: %d\n", dataSize, logSize)
+	case "hash":
+		return ""
+	default:
+		return ""
+	}
+	return b.String()
+}
+
+// connList returns the open, established connections in id order.
+func (s *Server) connList() []*conn {
+	s.connMu.Lock()
+	list := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		if c.sessionID() != 0 {
+			list = append(list, c)
+		}
+	}
+	s.connMu.Unlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+	return list
+}
+
+func (s *Server) outstanding() int {
+	n := 0
+	for _, c := range s.connList() {
+		n += len(c.replies)
+	}
+	return n
+}
+
+func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
+	fmt.Fprintf(b, "%s\n", VersionLine())
+	if withClients {
+		b.WriteString("Clients:\n")
+		for _, c := range s.connList() {
+			b.WriteString(c.consLine(false))
+		}
+		b.WriteString("\n")
+	}
+	lmin, lavg, lmax := s.stats.lat.get()
+	fmt.Fprintf(b, "Latency min/avg/max: %d/%s/%d\n", lmin, javaDouble(lavg), lmax)
+	fmt.Fprintf(b, "Received: %d\n", s.stats.received.Load())
+	fmt.Fprintf(b, "Sent: %d\n", s.stats.sent.Load())
+	fmt.Fprintf(b, "Connections: %d\n", len(s.connList()))
+	fmt.Fprintf(b, "Outstanding: %d\n", s.outstanding())
+	fmt.Fprintf(b, "Zxid: 0x%x\n", s.lastZxid.Load())
+	fmt.Fprintf(b, "Mode: standalone\n")
+	s.mu.RLock()
+	// ZooKeeper's node map holds the root twice ("" and "/"): count it so.
+	nodes := s.fsm.Tree().NodeCount() + 1
+	s.mu.RUnlock()
+	fmt.Fprintf(b, "Node count: %d\n", nodes)
+}
+
+// consLine is one connection's line in stat (short) and cons (long).
+func (c *conn) consLine(long bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, " /%s[1](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr(), len(c.replies),
+		c.stats.received.Load(), c.stats.sent.Load())
+	if long {
+		if sid := c.sessionID(); sid != 0 {
+			lmin, lavg, lmax := c.stats.lat.get()
+			fmt.Fprintf(&b, ",sid=%s,lop=%s,est=%d,to=%d", sessionHex(sid), c.stats.lastOp.Load(),
+				c.established.UnixMilli(), c.timeout.Load())
+			if x := c.stats.lastCxid.Load(); x >= 0 {
+				fmt.Fprintf(&b, ",lcxid=0x%x", x)
+			}
+			fmt.Fprintf(&b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%s,maxlat=%d",
+				c.stats.lastZxid.Load(), c.stats.lastResponse.Load(), c.stats.lastLatency.Load(),
+				lmin, javaDouble(lavg), lmax)
+		}
+	}
+	b.WriteString(")\n")
+	return b.String()
+}
+
+func (s *Server) writeMntr(b *strings.Builder) {
+	lmin, lavg, lmax := s.stats.lat.get()
+	s.mu.RLock()
+	t := s.fsm.Tree()
+	nodes, dataSize, ephemerals := t.NodeCount()+1, t.ApproxDataSize(), t.EphemeralCount()
+	sessions := len(s.fsm.SessionIDs())
+	s.mu.RUnlock()
+	s.wmu.Lock()
+	watchCount := s.watches.Count()
+	s.wmu.Unlock()
+	openFDs := countOpenFDs()
+	lines := []struct {
+		k string
+		v any
+	}{
+		{"version", fullVersion()},
+		{"server_state", "standalone"},
+		{"avg_latency", javaDouble(lavg)},
+		{"max_latency", lmax},
+		{"min_latency", lmin},
+		{"packets_received", s.stats.received.Load()},
+		{"packets_sent", s.stats.sent.Load()},
+		{"num_alive_connections", len(s.connList())},
+		{"outstanding_requests", s.outstanding()},
+		{"uptime", s.now().Sub(s.started).Milliseconds()},
+		{"znode_count", nodes},
+		{"watch_count", watchCount},
+		{"ephemerals_count", ephemerals},
+		{"approximate_data_size", dataSize},
+		{"global_sessions", sessions},
+		{"local_sessions", 0},
+		{"open_file_descriptor_count", openFDs},
+		{"max_file_descriptor_count", maxFDs()},
+		{"connection_drop_probability", "0.0"},
+		{"auth_failed_count", s.stats.authFailed.Load()},
+		{"connection_rejected", s.stats.rejected.Load()},
+		{"commit_count", s.stats.commits.Load()},
+		{"session_expired_count", s.stats.expired.Load()},
+		{"watch_events_sent", s.stats.watchEvents.Load()},
+		{"last_processed_zxid", s.lastZxid.Load()},
+	}
+	for _, l := range lines {
+		fmt.Fprintf(b, "zk_%s\t%v\n", l.k, l.v)
+	}
+}
+
+func (s *Server) writeEnvi(b *strings.Builder) {
+	host, _ := os.Hostname()
+	wd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
+	user := os.Getenv("USER")
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.WriteString("Environment:\n")
+	for _, kv := range [][2]string{
+		{"zookeeper.version", VersionLine()[len("Zookeeper version: "):]},
+		{"host.name", host},
+		{"java.version", runtime.Version()},
+		{"java.vendor", "Warden (Go)"},
+		{"java.home", runtime.GOROOT()},
+		{"java.class.path", ""},
+		{"java.library.path", ""},
+		{"java.io.tmpdir", os.TempDir()},
+		{"java.compiler", "<NA>"},
+		{"os.name", runtime.GOOS},
+		{"os.arch", runtime.GOARCH},
+		{"os.version", ""},
+		{"user.name", user},
+		{"user.home", home},
+		{"user.dir", wd},
+		{"os.memory.free", fmt.Sprintf("%dMB", (ms.Sys-ms.HeapInuse)>>20)},
+		{"os.memory.max", fmt.Sprintf("%dMB", ms.Sys>>20)},
+		{"os.memory.total", fmt.Sprintf("%dMB", ms.Sys>>20)},
+	} {
+		fmt.Fprintf(b, "%s=%s\n", kv[0], kv[1])
+	}
+}
+
+func (s *Server) writeDump(b *strings.Builder) {
+	s.sessMu.Lock()
+	type bucket struct {
+		at  time.Time
+		ids []int64
+	}
+	byTime := map[int64]*bucket{}
+	for id, ls := range s.live {
+		k := ls.expireAt.UnixMilli()
+		if byTime[k] == nil {
+			byTime[k] = &bucket{at: ls.expireAt}
+		}
+		byTime[k].ids = append(byTime[k].ids, id)
+	}
+	total := len(s.live)
+	s.sessMu.Unlock()
+	keys := make([]int64, 0, len(byTime))
+	for k := range byTime {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	b.WriteString("SessionTracker dump:\n")
+	fmt.Fprintf(b, "Session Sets (%d)/(%d):\n", len(keys), total)
+	for _, k := range keys {
+		bk := byTime[k]
+		sort.Slice(bk.ids, func(i, j int) bool { return bk.ids[i] < bk.ids[j] })
+		fmt.Fprintf(b, "%d expire at %s:\n", len(bk.ids), bk.at.UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
+		for _, id := range bk.ids {
+			fmt.Fprintf(b, "\t%s\n", sessionHex(id))
+		}
+	}
+	s.mu.RLock()
+	bySession := s.fsm.Tree().EphemeralsBySession()
+	s.mu.RUnlock()
+	ids := make([]int64, 0, len(bySession))
+	for id := range bySession {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	b.WriteString("ephemeral nodes dump:\n")
+	fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(ids))
+	for _, id := range ids {
+		fmt.Fprintf(b, "%s:\n", sessionHex(id))
+		for _, p := range bySession[id] {
+			fmt.Fprintf(b, "\t%s\n", p)
+		}
+	}
+	b.WriteString("Connections dump:\n")
+}
+
+// dirSizes returns the bytes used under dataDir and dataLogDir.
+func (s *Server) dirSizes() (data, log int64) {
+	return dirSize(s.cfg.DataDir), dirSize(s.cfg.DataLogDir)
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func countOpenFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}
+
+func maxFDs() uint64 {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		return 0
+	}
+	return r.Cur
+}

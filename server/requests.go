@@ -1,0 +1,436 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/wardenzk/warden/internal/auth"
+	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/tree"
+	"github.com/wardenzk/warden/internal/watch"
+	"github.com/wardenzk/warden/wire"
+)
+
+// isWrite reports whether op changes replicated state and so goes through
+// the log.
+func isWrite(op wire.OpCode) bool {
+	switch op {
+	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL,
+		wire.OpDelete, wire.OpDeleteContainer, wire.OpSetData, wire.OpSetACL,
+		wire.OpMulti, wire.OpReconfig, wire.OpCloseSession:
+		return true
+	}
+	return false
+}
+
+// dispatch routes one request. It reports whether the connection goes on.
+func (c *conn) dispatch(r *reply, body []byte) bool {
+	c.stats.lastOp.Store(opShort(r.op))
+	if r.xid >= 0 {
+		c.stats.lastCxid.Store(r.xid)
+	}
+	switch {
+	case r.op == wire.OpPing:
+		r.exec = func() []byte { return replyFrame(wire.XidPing, c.srv.lastZxid.Load(), wire.CodeOK, nil) }
+		return c.enqueue(r)
+	case r.op == wire.OpAuth:
+		return c.authPacket(r, body)
+	case r.op == wire.OpSASL:
+		return c.saslPacket(r, body)
+	case isWrite(r.op):
+		return c.write(r, body)
+	}
+	read := c.readHandler(r.op)
+	if read == nil {
+		// Unknown opcodes, and check outside a multi, are refused as
+		// ZooKeeper refuses them: UNIMPLEMENTED, then the connection closes.
+		c.log.Info("unsupported opcode; closing the connection", "op", int32(r.op))
+		r.exec = func() []byte { return replyFrame(r.xid, -1, wire.ErrUnimplemented, nil) }
+		r.closeAfter = true
+		c.enqueue(r)
+		return false
+	}
+	req, hasBody := wire.RequestFor(r.op)
+	if hasBody {
+		if err := wire.Unmarshal(body, req, c.srv.maxBuffer); err != nil {
+			c.log.Info("undecodable request", "op", int32(r.op), "err", err)
+			r.exec = func() []byte { return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.ErrMarshallingError, nil) }
+			return c.enqueue(r)
+		}
+	}
+	r.exec = func() []byte { return read(r, req) }
+	return c.enqueue(r)
+}
+
+// write proposes a write request; its reply is completed at apply time.
+func (c *conn) write(r *reply, body []byte) bool {
+	r.done = make(chan struct{})
+	r.closeAfter = r.op == wire.OpCloseSession
+	if !c.enqueue(r) {
+		return false
+	}
+	e := &fsm.Entry{
+		Op: r.op, Session: c.sessionID(), Xid: r.xid,
+		Auth: c.caller().IDs, Body: append([]byte(nil), body...),
+	}
+	err := c.srv.propose(e, func(out fsm.Output) {
+		c.stats.lastZxid.Store(out.Zxid)
+		r.frame = replyFrame(r.xid, out.Zxid, out.Err, out.Resp)
+		close(r.done)
+	})
+	if err != nil {
+		c.close("server stopping")
+		return false
+	}
+	return !r.closeAfter
+}
+
+type readFunc func(r *reply, req wire.Record) []byte
+
+func (c *conn) readHandler(op wire.OpCode) readFunc {
+	switch op {
+	case wire.OpExists:
+		return c.exists
+	case wire.OpGetData:
+		return c.getData
+	case wire.OpGetChildren, wire.OpGetChildren2:
+		return c.getChildren
+	case wire.OpGetACL:
+		return c.getACL
+	case wire.OpGetAllChildrenNumber:
+		return c.allChildrenNumber
+	case wire.OpGetEphemerals:
+		return c.getEphemerals
+	case wire.OpMultiRead:
+		return c.multiRead
+	case wire.OpWhoAmI:
+		return c.whoAmI
+	case wire.OpSync:
+		return c.sync
+	case wire.OpSetWatches, wire.OpSetWatches2:
+		return c.setWatches
+	case wire.OpAddWatch:
+		return c.addWatch
+	case wire.OpCheckWatches, wire.OpRemoveWatches:
+		return c.checkOrRemoveWatches
+	}
+	return nil
+}
+
+// read runs f under the state machine's read lock and returns the reply
+// frame with the current zxid.
+func (c *conn) read(r *reply, f func(t *tree.Tree) (wire.Record, error)) []byte {
+	s := c.srv
+	s.mu.RLock()
+	resp, err := f(s.fsm.Tree())
+	zxid := s.fsm.LastZxid()
+	s.mu.RUnlock()
+	return replyFrame(r.xid, zxid, wire.CodeOf(err), resp)
+}
+
+// watchLocked registers a watch; the caller holds s.mu.RLock.
+func (c *conn) watchLocked(add func(w *watch.Registry)) {
+	c.srv.wmu.Lock()
+	add(c.srv.watches)
+	c.srv.wmu.Unlock()
+}
+
+func (c *conn) exists(r *reply, req wire.Record) []byte {
+	q := req.(*wire.ExistsRequest)
+	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
+		if strings.IndexByte(q.Path, 0) >= 0 {
+			return nil, wire.ErrBadArguments
+		}
+		st, err := t.Exists(q.Path, c.caller())
+		if q.Watch && (err == nil || err == wire.ErrNoNode) {
+			c.watchLocked(func(w *watch.Registry) { w.AddData(q.Path, c.id) })
+		}
+		return &wire.ExistsResponse{Stat: st}, err
+	})
+}
+
+func (c *conn) getData(r *reply, req wire.Record) []byte {
+	q := req.(*wire.GetDataRequest)
+	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
+		data, st, err := t.GetData(q.Path, c.caller())
+		if err == nil && q.Watch {
+			c.watchLocked(func(w *watch.Registry) { w.AddData(q.Path, c.id) })
+		}
+		return &wire.GetDataResponse{Data: data, Stat: st}, err
+	})
+}
+
+func (c *conn) getChildren(r *reply, req wire.Record) []byte {
+	var path string
+	var watchIt bool
+	switch q := req.(type) {
+	case *wire.GetChildrenRequest:
+		path, watchIt = q.Path, q.Watch
+	case *wire.GetChildren2Request:
+		path, watchIt = q.Path, q.Watch
+	}
+	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
+		kids, st, err := t.GetChildren(path, c.caller())
+		if err == nil && watchIt {
+			c.watchLocked(func(w *watch.Registry) { w.AddChild(path, c.id) })
+		}
+		if r.op == wire.OpGetChildren {
+			return &wire.GetChildrenResponse{Children: kids}, err
+		}
+		return &wire.GetChildren2Response{Children: kids, Stat: st}, err
+	})
+}
+
+func (c *conn) getACL(r *reply, req wire.Record) []byte {
+	q := req.(*wire.GetACLRequest)
+	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
+		acl, st, err := t.GetACL(q.Path, c.caller())
+		return &wire.GetACLResponse{ACL: acl, Stat: st}, err
+	})
+}
+
+func (c *conn) allChildrenNumber(r *reply, req wire.Record) []byte {
+	q := req.(*wire.GetAllChildrenNumberRequest)
+	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
+		n, err := t.AllChildrenNumber(q.Path, c.caller())
+		return &wire.GetAllChildrenNumberResponse{TotalNumber: n}, err
+	})
+}
+
+func (c *conn) getEphemerals(r *reply, req wire.Record) []byte {
+	q := req.(*wire.GetEphemeralsRequest)
+	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
+		list := t.Ephemerals(c.sessionID(), q.PrefixPath)
+		if list == nil {
+			list = []string{}
+		}
+		return &wire.GetEphemeralsResponse{Ephemerals: list}, nil
+	})
+}
+
+// multiRead answers each op independently; failures become error results.
+func (c *conn) multiRead(r *reply, req wire.Record) []byte {
+	q := req.(*wire.MultiRequest)
+	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
+		caller := c.caller()
+		results := make([]wire.MultiResult, 0, len(q.Ops))
+		for _, op := range q.Ops {
+			switch o := op.Req.(type) {
+			case *wire.GetDataRequest:
+				data, st, err := t.GetData(o.Path, caller)
+				if err != nil {
+					results = append(results, wire.MultiResult{Type: wire.OpError, Err: wire.CodeOf(err)})
+					continue
+				}
+				if o.Watch {
+					c.watchLocked(func(w *watch.Registry) { w.AddData(o.Path, c.id) })
+				}
+				results = append(results, wire.MultiResult{Type: wire.OpGetData, Data: data, Stat: &st})
+			case *wire.GetChildrenRequest:
+				kids, _, err := t.GetChildren(o.Path, caller)
+				if err != nil {
+					results = append(results, wire.MultiResult{Type: wire.OpError, Err: wire.CodeOf(err)})
+					continue
+				}
+				if o.Watch {
+					c.watchLocked(func(w *watch.Registry) { w.AddChild(o.Path, c.id) })
+				}
+				results = append(results, wire.MultiResult{Type: wire.OpGetChildren, Children: kids})
+			default:
+				return nil, wire.ErrMarshallingError
+			}
+		}
+		return &wire.MultiResponse{Results: results}, nil
+	})
+}
+
+func (c *conn) whoAmI(r *reply, _ wire.Record) []byte {
+	ids := c.caller().IDs
+	infos := make([]wire.ClientInfo, 0, len(ids))
+	for _, id := range ids {
+		infos = append(infos, wire.ClientInfo{AuthScheme: id.Scheme, User: auth.UserName(id.Scheme, id.ID)})
+	}
+	return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.CodeOK, &wire.WhoAmIResponse{ClientInfo: infos})
+}
+
+// sync replies once every earlier request of the session has completed,
+// which the ordered reply queue already guarantees in standalone mode.
+func (c *conn) sync(r *reply, req wire.Record) []byte {
+	q := req.(*wire.SyncRequest)
+	return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.CodeOK, &wire.SyncResponse{Path: q.Path})
+}
+
+// setWatches re-registers a reconnecting client's watches, first sending
+// the events it missed while away (compared by zxid, as ZooKeeper does).
+func (c *conn) setWatches(r *reply, req wire.Record) []byte {
+	var sw wire.SetWatches2
+	switch q := req.(type) {
+	case *wire.SetWatches:
+		sw = wire.SetWatches2{RelativeZxid: q.RelativeZxid, DataWatches: q.DataWatches,
+			ExistWatches: q.ExistWatches, ChildWatches: q.ChildWatches}
+	case *wire.SetWatches2:
+		sw = *q
+	}
+	s := c.srv
+	s.mu.RLock()
+	t := s.fsm.Tree()
+	s.wmu.Lock()
+	rel := sw.RelativeZxid
+	for _, p := range sw.DataWatches {
+		st, _, ok := t.Lookup(p)
+		switch {
+		case !ok:
+			c.send(eventFrame(wire.EventNodeDeleted, p))
+		case st.Mzxid > rel:
+			c.send(eventFrame(wire.EventNodeDataChanged, p))
+		default:
+			s.watches.AddData(p, c.id)
+		}
+	}
+	for _, p := range sw.ExistWatches {
+		if _, _, ok := t.Lookup(p); ok {
+			c.send(eventFrame(wire.EventNodeCreated, p))
+		} else {
+			s.watches.AddData(p, c.id)
+		}
+	}
+	for _, p := range sw.ChildWatches {
+		st, _, ok := t.Lookup(p)
+		switch {
+		case !ok:
+			c.send(eventFrame(wire.EventNodeDeleted, p))
+		case st.Pzxid > rel:
+			c.send(eventFrame(wire.EventNodeChildrenChanged, p))
+		default:
+			s.watches.AddChild(p, c.id)
+		}
+	}
+	for _, p := range sw.PersistentWatches {
+		s.watches.AddPersistent(p, c.id, false)
+	}
+	for _, p := range sw.PersistentRecursiveWatches {
+		s.watches.AddPersistent(p, c.id, true)
+	}
+	s.wmu.Unlock()
+	zxid := s.fsm.LastZxid()
+	s.mu.RUnlock()
+	return replyFrame(r.xid, zxid, wire.CodeOK, nil)
+}
+
+func (c *conn) addWatch(r *reply, req wire.Record) []byte {
+	q := req.(*wire.AddWatchRequest)
+	if q.Mode != wire.AddWatchPersistent && q.Mode != wire.AddWatchPersistentRecursive {
+		return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.ErrMarshallingError, nil)
+	}
+	return c.read(r, func(*tree.Tree) (wire.Record, error) {
+		c.watchLocked(func(w *watch.Registry) {
+			w.AddPersistent(q.Path, c.id, q.Mode == wire.AddWatchPersistentRecursive)
+		})
+		return &wire.ErrorResponse{Err: wire.CodeOK}, nil
+	})
+}
+
+func (c *conn) checkOrRemoveWatches(r *reply, req wire.Record) []byte {
+	var path string
+	var typ wire.WatcherType
+	switch q := req.(type) {
+	case *wire.CheckWatchesRequest:
+		path, typ = q.Path, q.Type
+	case *wire.RemoveWatchesRequest:
+		path, typ = q.Path, q.Type
+	}
+	if typ < wire.WatcherChildren || typ > wire.WatcherPersistentRecursive {
+		return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.ErrMarshallingError, nil)
+	}
+	s := c.srv
+	s.wmu.Lock()
+	var found bool
+	if r.op == wire.OpCheckWatches {
+		found = s.watches.Check(path, c.id, typ)
+	} else {
+		found = s.watches.Remove(path, c.id, typ)
+	}
+	s.wmu.Unlock()
+	code := wire.CodeOK
+	if !found {
+		code = wire.ErrNoWatcher
+	}
+	return replyFrame(r.xid, s.lastZxid.Load(), code, nil)
+}
+
+// authPacket handles addauth. Unknown schemes fail the connection, as in
+// ZooKeeper: the -115 reply, then close.
+func (c *conn) authPacket(r *reply, body []byte) bool {
+	var p wire.AuthPacket
+	fail := func() bool {
+		c.srv.stats.authFailed.Add(1)
+		r.exec = func() []byte { return replyFrame(r.xid, 0, wire.ErrAuthFailed, nil) }
+		r.closeAfter = true
+		c.enqueue(r)
+		return false
+	}
+	if err := wire.Unmarshal(body, &p, c.srv.maxBuffer); err != nil {
+		return fail()
+	}
+	switch p.Scheme {
+	case "digest":
+		if !c.srv.cfg.DigestAuthEnabled {
+			c.log.Info("digest authentication is disabled; failing the connection", "scheme", p.Scheme)
+			return fail()
+		}
+		id := auth.DigestID(string(p.Auth))
+		c.addAuth(wire.ID{Scheme: "digest", ID: id})
+		if sd := c.srv.cfg.SuperDigest; sd != "" && id == sd {
+			c.addAuth(wire.ID{Scheme: "super", ID: ""})
+		}
+	case "ip":
+		c.addAuth(wire.ID{Scheme: "ip", ID: c.ip})
+	default:
+		c.log.Info("unknown authentication scheme; failing the connection", "scheme", p.Scheme)
+		return fail()
+	}
+	r.exec = func() []byte { return replyFrame(r.xid, 0, wire.CodeOK, nil) }
+	return c.enqueue(r)
+}
+
+// saslPacket steps a SASL DIGEST-MD5 exchange against the users of the
+// JAAS Server section.
+func (c *conn) saslPacket(r *reply, body []byte) bool {
+	var q wire.GetSASLRequest
+	fail := func() bool {
+		c.srv.stats.authFailed.Add(1)
+		// ZooKeeper sends a (null-token) SetSASLResponse body with the error.
+		r.exec = func() []byte {
+			return frameOf(func(e *wire.Encoder) {
+				h := wire.ReplyHeader{Xid: r.xid, Err: wire.ErrAuthFailed}
+				h.Encode(e)
+				(&wire.SetSASLResponse{}).Encode(e)
+			})
+		}
+		r.closeAfter = true
+		c.enqueue(r)
+		return false
+	}
+	if err := wire.Unmarshal(body, &q, c.srv.maxBuffer); err != nil || c.srv.saslUsers == nil {
+		c.log.Info("SASL requested but no JAAS Server section is configured (java.security.auth.login.config)")
+		return fail()
+	}
+	if c.sasl == nil {
+		c.sasl = auth.NewDigestMD5Server(c.srv.saslUsers, "zk-sasl-md5")
+	}
+	challenge, done, err := c.sasl.Step(q.Token)
+	if err != nil {
+		c.log.Info("SASL authentication failed", "err", err)
+		return fail()
+	}
+	if done {
+		id := c.sasl.AuthorizationID()
+		c.addAuth(wire.ID{Scheme: "sasl", ID: id})
+		if su := c.srv.cfg.SuperUser; su != "" && id == su {
+			c.addAuth(wire.ID{Scheme: "super", ID: ""})
+		}
+	}
+	r.exec = func() []byte {
+		return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.CodeOK, &wire.SetSASLResponse{Token: challenge})
+	}
+	return c.enqueue(r)
+}

@@ -1,0 +1,403 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wardenzk/warden/internal/auth"
+	"github.com/wardenzk/warden/internal/config"
+	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/replica"
+	"github.com/wardenzk/warden/internal/watch"
+	"github.com/wardenzk/warden/wire"
+)
+
+// Config is the server's configuration, as read from a zoo.cfg.
+type Config = config.Config
+
+// DefaultConfig returns the embedded default configuration: a standalone
+// server on 127.0.0.1:2181 with its data in ./warden-data.
+func DefaultConfig() Config { return config.Default() }
+
+// LoadConfig reads a zoo.cfg (and myid from its dataDir when it names
+// ensemble members).
+func LoadConfig(path string) (Config, error) { return config.Load(path) }
+
+// Options are the embedding knobs that are not part of zoo.cfg.
+type Options struct {
+	// Logger receives structured logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the wall clock; nil means time.Now. Tests inject a fake one.
+	Now func() time.Time
+	// Listener, when set, is used instead of listening on the configured
+	// client address.
+	Listener net.Listener
+	// DisableTimers turns off the session-expiry and container tickers, so
+	// tests drive them with ExpireSessions and ExpireContainers.
+	DisableTimers bool
+}
+
+// Server is a running standalone Warden server.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	now       func() time.Time
+	ln        net.Listener
+	id        int64
+	started   time.Time
+	maxBuffer int
+	saslUsers map[string]string
+
+	replica *replica.Standalone
+
+	// mu guards the state machine: Apply holds it exclusively, reads share
+	// it. Lock order: mu, then wmu, then a conn's outMu.
+	mu  sync.RWMutex
+	fsm *fsm.FSM
+	// wmu guards watches; readers register watches under mu.RLock + wmu.
+	wmu     sync.Mutex
+	watches *watch.Registry
+
+	lastZxid atomic.Int64 // mirrors fsm.LastZxid for lock-free pings
+	reqID    atomic.Int64
+
+	waitMu sync.Mutex
+	// waiters maps a ReqID proposed by this server to its completion.
+	waiters map[int64]func(fsm.Output)
+
+	connMu sync.Mutex
+	// conns holds every open client connection; perIP counts them by
+	// remote address for maxClientCnxns.
+	conns      map[watch.WatcherID]*conn
+	perIP      map[string]int
+	nextConnID watch.WatcherID
+
+	sessMu sync.Mutex
+	// live holds liveness of sessions (not replicated): deadline and the
+	// connection currently bound. Invariant: a session in live exists in
+	// the fsm, or its createSession is in flight.
+	live        map[int64]*liveSession
+	sessionBase int64
+	sessionSeq  int64
+
+	stats serverStats
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	wg        sync.WaitGroup
+}
+
+type liveSession struct {
+	timeout  time.Duration
+	expireAt time.Time
+	conn     *conn
+	closing  bool
+}
+
+// Start validates cfg, listens on its client address and serves until
+// Close.
+func Start(cfg Config, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       opts.Logger,
+		now:       opts.Now,
+		id:        cfg.MyID,
+		maxBuffer: cfg.JuteMaxBuffer,
+		watches:   watch.NewRegistry(),
+		waiters:   make(map[int64]func(fsm.Output)),
+		conns:     make(map[watch.WatcherID]*conn),
+		perIP:     make(map[string]int),
+		live:      make(map[int64]*liveSession),
+		closed:    make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxBuffer <= 0 {
+		s.maxBuffer = wire.DefaultMaxBuffer
+	}
+	s.started = s.now()
+	s.fsm = fsm.New(fsm.Options{
+		ExtendedTypes:   cfg.ExtendedTypesEnabled,
+		SkipACL:         cfg.SkipACL,
+		ReconfigEnabled: cfg.ReconfigEnabled,
+		MaxBuffer:       s.maxBuffer,
+	})
+	// Session ids as ZooKeeper makes them: server id in the top byte, the
+	// start time in the middle, a counter below.
+	s.sessionBase = int64(uint64(s.started.UnixMilli())<<24>>8) | s.id<<56
+	if cfg.JAASConfigFile != "" {
+		users, err := loadSASLUsers(cfg.JAASConfigFile)
+		if err != nil {
+			return nil, err
+		}
+		s.saslUsers = users
+	}
+
+	ln := opts.Listener
+	if ln == nil {
+		addr := net.JoinHostPort(cfg.ClientPortAddress, strconv.Itoa(cfg.ClientPort))
+		var err error
+		ln, err = net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("server: listen on %s: %w (is another server using the port? set clientPort in zoo.cfg)", addr, err)
+		}
+	}
+	s.ln = ln
+	s.replica = replica.NewStandalone(s.apply)
+
+	s.wg.Add(1)
+	go s.acceptLoop()
+	if !opts.DisableTimers {
+		s.wg.Add(1)
+		go s.timerLoop()
+	}
+	s.log.Info("serving", "addr", ln.Addr().String(), "mode", "standalone", "tickTime", cfg.TickTime)
+	return s, nil
+}
+
+// Addr returns the client address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Close stops accepting, closes every connection and stops the log. It
+// waits for the server's goroutines to finish.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.ln.Close()
+		s.connMu.Lock()
+		conns := make([]*conn, 0, len(s.conns))
+		for _, c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.connMu.Unlock()
+		for _, c := range conns {
+			c.close("server shutting down")
+		}
+		s.replica.Stop()
+	})
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) acceptLoop() {
+	defer s.wg.Done()
+	var delay time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.closed:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscallEMFILE) {
+				// Out of file descriptors or a transient error: back off.
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; backing off", "err", err, "delay", delay)
+				select {
+				case <-time.After(delay):
+				case <-s.closed:
+					return
+				}
+				continue
+			}
+			s.log.Error("accept failed; no longer accepting connections", "err", err)
+			return
+		}
+		delay = 0
+		s.admit(nc)
+	}
+}
+
+// admit applies connection limits and starts serving nc.
+func (s *Server) admit(nc net.Conn) {
+	ip := remoteIP(nc.RemoteAddr())
+	s.connMu.Lock()
+	if max := s.cfg.MaxClientCnxns; max > 0 && s.perIP[ip] >= max {
+		s.connMu.Unlock()
+		s.stats.rejected.Add(1)
+		s.log.Warn("too many connections from one address; closing the new one (raise maxClientCnxns in zoo.cfg)",
+			"remote", ip, "maxClientCnxns", max)
+		nc.Close()
+		return
+	}
+	if max := s.cfg.MaxCnxns; max > 0 && len(s.conns) >= max {
+		s.connMu.Unlock()
+		s.stats.rejected.Add(1)
+		s.log.Warn("too many connections; closing the new one (raise maxCnxns in zoo.cfg)", "maxCnxns", max)
+		nc.Close()
+		return
+	}
+	s.nextConnID++
+	c := newConn(s, nc, s.nextConnID, ip)
+	s.conns[c.id] = c
+	s.perIP[ip]++
+	s.connMu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		c.serve()
+	}()
+}
+
+// forget removes a closed connection from the server's tables.
+func (s *Server) forget(c *conn) {
+	s.connMu.Lock()
+	if _, ok := s.conns[c.id]; ok {
+		delete(s.conns, c.id)
+		if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+			delete(s.perIP, c.ip)
+		}
+	}
+	s.connMu.Unlock()
+	s.mu.RLock()
+	s.wmu.Lock()
+	s.watches.RemoveWatcher(c.id)
+	s.wmu.Unlock()
+	s.mu.RUnlock()
+	if sid := c.sessionID(); sid != 0 {
+		s.sessMu.Lock()
+		if ls, ok := s.live[sid]; ok && ls.conn == c {
+			ls.conn = nil
+		}
+		s.sessMu.Unlock()
+	}
+}
+
+// connByID returns the open connection with the given id; the caller
+// holds connMu.
+func (s *Server) connByID(id watch.WatcherID) *conn { return s.conns[id] }
+
+// propose sends an entry to the log and calls done with its output once it
+// is applied. done runs on the apply goroutine with no locks held.
+func (s *Server) propose(e *fsm.Entry, done func(fsm.Output)) error {
+	e.Origin = s.id
+	e.ReqID = s.reqID.Add(1)
+	if e.Time == 0 {
+		e.Time = s.now().UnixMilli()
+	}
+	if done != nil {
+		s.waitMu.Lock()
+		s.waiters[e.ReqID] = done
+		s.waitMu.Unlock()
+	}
+	if err := s.replica.Propose(wire.Marshal(e)); err != nil {
+		if done != nil {
+			s.waitMu.Lock()
+			delete(s.waiters, e.ReqID)
+			s.waitMu.Unlock()
+		}
+		return err
+	}
+	return nil
+}
+
+// apply is the replica's ApplyFunc: it applies a committed entry, fires
+// watches on local connections and completes the local waiter.
+func (s *Server) apply(index, term uint64, data []byte) {
+	var e fsm.Entry
+	if err := wire.Unmarshal(data, &e, 0); err != nil {
+		// Entries are written by servers, never by clients: a bad one means
+		// the log is corrupt, and going on would diverge from the ensemble.
+		s.log.Error("undecodable log entry; stopping", "index", index, "err", err)
+		os.Exit(2)
+	}
+	s.mu.Lock()
+	out := s.fsm.Apply(term, &e)
+	s.lastZxid.Store(out.Zxid)
+	if len(out.Changes) > 0 {
+		s.fireWatches(out.Changes)
+	}
+	s.mu.Unlock()
+	s.stats.commits.Add(1)
+
+	if out.ClosedSession != 0 {
+		s.sessionClosed(out.ClosedSession)
+	}
+	if e.Origin != s.id {
+		return
+	}
+	s.waitMu.Lock()
+	done := s.waiters[e.ReqID]
+	delete(s.waiters, e.ReqID)
+	s.waitMu.Unlock()
+	if done != nil {
+		done(out)
+	}
+}
+
+// newPassword returns 16 random bytes for a new session.
+func newPassword() []byte {
+	p := make([]byte, 16)
+	if _, err := rand.Read(p); err != nil {
+		panic("server: no randomness for session passwords: " + err.Error())
+	}
+	return p
+}
+
+// newSessionID returns a fresh session id.
+func (s *Server) newSessionID() int64 {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	for {
+		s.sessionSeq++
+		id := s.sessionBase + s.sessionSeq
+		if id == 0 || uint64(id) == 1<<63 {
+			continue
+		}
+		if _, taken := s.live[id]; !taken {
+			return id
+		}
+	}
+}
+
+// waitApplied blocks until done is called or ctx ends.
+func waitApplied(ctx context.Context, ch <-chan fsm.Output) (fsm.Output, error) {
+	select {
+	case out := <-ch:
+		return out, nil
+	case <-ctx.Done():
+		return fsm.Output{}, ctx.Err()
+	}
+}
+
+func loadSASLUsers(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("server: read JAAS file for SASL (java.security.auth.login.config): %w", err)
+	}
+	defer f.Close()
+	jaas, err := auth.ParseJAAS(f)
+	if err != nil {
+		return nil, fmt.Errorf("server: JAAS file %s: %w", path, err)
+	}
+	return auth.ServerUsers(jaas, "Server"), nil
+}
+
+func remoteIP(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}

@@ -1,0 +1,523 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/wardenzk/warden/wire"
+)
+
+// fakeClock is the server's injected wall clock; tests move it by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) Advance(d time.Duration) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+	return f.now
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
+
+// startServer starts an in-process standalone server on a loopback port
+// with timers off and a fake clock.
+func startServer(t *testing.T, mutate func(*Config)) (*Server, *fakeClock) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.DataLogDir = cfg.DataDir
+	cfg.ClientPort = 0
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: time.Now()}
+	srv, err := Start(cfg, Options{
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:           clock.Now,
+		Listener:      ln,
+		DisableTimers: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv, clock
+}
+
+// connect opens a go-zookeeper client session and waits until it is
+// established.
+func connect(t *testing.T, srv *Server) *zk.Conn {
+	t.Helper()
+	c, events, err := zk.Connect([]string{srv.Addr().String()}, 30*time.Second,
+		zk.WithLogger(quietLogger{}), zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				go drain(events)
+				return c
+			}
+		case <-deadline:
+			t.Fatal("no session within 10s")
+		}
+	}
+}
+
+func drain(ch <-chan zk.Event) {
+	for range ch {
+	}
+}
+
+func waitEvent(t *testing.T, ch <-chan zk.Event) zk.Event {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no watch event within 10s")
+		return zk.Event{}
+	}
+}
+
+func TestCreateGetSetDelete(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	c := connect(t, srv)
+	acl := zk.WorldACL(zk.PermAll)
+
+	p, err := c.Create("/a", []byte("one"), 0, acl)
+	if err != nil || p != "/a" {
+		t.Fatalf("create = %q, %v", p, err)
+	}
+	if _, err := c.Create("/a", nil, 0, acl); !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatalf("second create: %v, want node exists", err)
+	}
+	if _, err := c.Create("/missing/child", nil, 0, acl); !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("create under missing parent: %v, want no node", err)
+	}
+	data, st, err := c.Get("/a")
+	if err != nil || string(data) != "one" || st.Version != 0 || st.DataLength != 3 {
+		t.Fatalf("get = %q %+v %v", data, st, err)
+	}
+	if st.Czxid != st.Mzxid || st.Czxid != st.Pzxid || st.Czxid == 0 {
+		t.Fatalf("fresh node zxids: %+v", st)
+	}
+	if _, err := c.Set("/a", []byte("two"), 5); !errors.Is(err, zk.ErrBadVersion) {
+		t.Fatalf("set with wrong version: %v", err)
+	}
+	st2, err := c.Set("/a", []byte("two"), 0)
+	if err != nil || st2.Version != 1 || st2.Mzxid <= st.Mzxid || st2.Czxid != st.Czxid {
+		t.Fatalf("set = %+v, %v", st2, err)
+	}
+	if _, err := c.Create("/a/b", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete("/a", -1); !errors.Is(err, zk.ErrNotEmpty) {
+		t.Fatalf("delete non-empty: %v", err)
+	}
+	_, parent, _ := c.Get("/a")
+	if parent.NumChildren != 1 || parent.Cversion != 1 || parent.Pzxid <= st2.Mzxid {
+		t.Fatalf("parent stat after child create: %+v", parent)
+	}
+	if err := c.Delete("/a/b", 3); !errors.Is(err, zk.ErrBadVersion) {
+		t.Fatalf("delete with wrong version: %v", err)
+	}
+	if err := c.Delete("/a/b", 0); err != nil {
+		t.Fatal(err)
+	}
+	_, parent, _ = c.Get("/a")
+	if parent.NumChildren != 0 || parent.Cversion != 2 {
+		t.Fatalf("parent stat after child delete: %+v", parent)
+	}
+	if err := c.Delete("/a", -1); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := c.Exists("/a"); ok || err != nil {
+		t.Fatalf("exists after delete = %v, %v", ok, err)
+	}
+	kids, _, err := c.Children("/")
+	if err != nil || len(kids) != 1 || kids[0] != "zookeeper" {
+		t.Fatalf("children of / = %v, %v", kids, err)
+	}
+	if err := c.Delete("/zookeeper", -1); !errors.Is(err, zk.ErrBadArguments) {
+		t.Fatalf("delete /zookeeper: %v", err)
+	}
+}
+
+func TestSequentialNamesAndEphemerals(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	c := connect(t, srv)
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := c.Create("/q", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := 0; i < 3; i++ {
+		p, err := c.Create("/q/item-", nil, zk.FlagSequence, acl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, p)
+		if i == 0 {
+			if err := c.Delete(p, -1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := []string{"/q/item-0000000000", "/q/item-0000000001", "/q/item-0000000002"}
+	for i := range want {
+		if names[i] != want[i] {
+			t.Fatalf("sequential names = %v, want %v", names, want)
+		}
+	}
+	p, err := c.Create("/q/eph", nil, zk.FlagEphemeral, acl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, st, _ := c.Get(p)
+	if st.EphemeralOwner != c.SessionID() {
+		t.Fatalf("ephemeralOwner = %x, want session %x", st.EphemeralOwner, c.SessionID())
+	}
+	if _, err := c.Create("/q/eph/child", nil, 0, acl); !errors.Is(err, zk.ErrNoChildrenForEphemerals) {
+		t.Fatalf("child of ephemeral: %v", err)
+	}
+}
+
+func TestWatchesFireInOrderBeforeLaterReplies(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	watcher := connect(t, srv)
+	writer := connect(t, srv)
+	acl := zk.WorldACL(zk.PermAll)
+
+	_, _, created, err := watcher.ExistsW("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.Create("/w", []byte("x"), 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, created); ev.Type != zk.EventNodeCreated || ev.Path != "/w" {
+		t.Fatalf("exists watch: %+v", ev)
+	}
+	_, _, changed, err := watcher.GetW("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, kids, err := watcher.ChildrenW("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.Set("/w", []byte("y"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, changed); ev.Type != zk.EventNodeDataChanged {
+		t.Fatalf("data watch: %+v", ev)
+	}
+	if _, err := writer.Create("/w/c", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, kids); ev.Type != zk.EventNodeChildrenChanged || ev.Path != "/w" {
+		t.Fatalf("child watch: %+v", ev)
+	}
+	// One-shot: a second change fires nothing on the old registration, and
+	// a delete reaches a fresh data watch.
+	_, _, gone, err := watcher.GetW("/w/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.Delete("/w/c", -1); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, gone); ev.Type != zk.EventNodeDeleted || ev.Path != "/w/c" {
+		t.Fatalf("delete watch: %+v", ev)
+	}
+}
+
+func TestMultiIsAtomic(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	c := connect(t, srv)
+	acl := zk.WorldACL(zk.PermAll)
+	res, err := c.Multi(
+		&zk.CreateRequest{Path: "/m", Data: []byte("d"), Acl: acl},
+		&zk.CreateRequest{Path: "/m/1", Acl: acl},
+		&zk.SetDataRequest{Path: "/m", Data: []byte("e"), Version: 0},
+		&zk.CheckVersionRequest{Path: "/m", Version: 1},
+	)
+	if err != nil || len(res) != 4 || res[0].String != "/m" || res[1].String != "/m/1" {
+		t.Fatalf("multi = %+v, %v", res, err)
+	}
+	res, err = c.Multi(
+		&zk.CreateRequest{Path: "/m/2", Acl: acl},
+		&zk.DeleteRequest{Path: "/nope", Version: -1},
+		&zk.CreateRequest{Path: "/m/3", Acl: acl},
+	)
+	if !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("failing multi error = %v", err)
+	}
+	wantErrs := []error{nil, zk.ErrNoNode, zk.ErrRuntimeInconsistency}
+	for i, r := range res {
+		if !errors.Is(r.Error, wantErrs[i]) && !(r.Error == nil && wantErrs[i] == nil) {
+			t.Fatalf("result %d error = %v, want %v", i, r.Error, wantErrs[i])
+		}
+	}
+	if ok, _, _ := c.Exists("/m/2"); ok {
+		t.Fatal("failed multi left /m/2 behind")
+	}
+}
+
+func TestDigestACL(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	owner := connect(t, srv)
+	other := connect(t, srv)
+	if err := owner.AddAuth("digest", []byte("bob:secret")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Create("/private", []byte("s"), 0, zk.AuthACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := other.Get("/private"); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("get without auth: %v", err)
+	}
+	if _, err := other.Create("/p2", nil, 0, zk.AuthACL(zk.PermAll)); !errors.Is(err, zk.ErrInvalidACL) {
+		t.Fatalf("auth ACL without identities: %v", err)
+	}
+	acl, _, err := other.GetACL("/private")
+	if err != nil {
+		// READ is needed for getACL; no ADMIN → NoAuth here.
+		if !errors.Is(err, zk.ErrNoAuth) {
+			t.Fatal(err)
+		}
+	} else {
+		t.Fatalf("getACL without permission returned %v", acl)
+	}
+	acl, _, err = owner.GetACL("/private")
+	if err != nil || len(acl) != 1 || acl[0].Scheme != "digest" || acl[0].ID != "bob:fyVmFCwVbTJYrznoSu1koqYEYF0=" {
+		t.Fatalf("owner getACL = %+v, %v", acl, err)
+	}
+}
+
+func TestSessionExpiryDeletesEphemeralsAndFiresWatches(t *testing.T) {
+	srv, clock := startServer(t, func(c *Config) { c.TickTime = 2000 })
+	doomed := connect(t, srv)
+	observer := connect(t, srv)
+	if _, err := doomed.Create("/lease", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, gone, err := observer.GetW("/lease")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Move past the doomed session's deadline; the observer sends a request
+	// at the new time, so only the doomed one has been silent.
+	now := clock.Advance(2 * time.Minute)
+	if _, _, err := observer.Exists("/"); err != nil {
+		t.Fatal(err)
+	}
+	srv.ExpireSessions(now)
+	if ev := waitEvent(t, gone); ev.Type != zk.EventNodeDeleted || ev.Path != "/lease" {
+		t.Fatalf("event = %+v", ev)
+	}
+	if ok, _, _ := observer.Exists("/lease"); ok {
+		t.Fatal("ephemeral survived its session")
+	}
+	srv.mu.RLock()
+	_, alive := srv.fsm.Session(doomed.SessionID())
+	_, observerAlive := srv.fsm.Session(observer.SessionID())
+	srv.mu.RUnlock()
+	if alive || !observerAlive {
+		t.Fatalf("sessions after expiry: doomed alive=%v, observer alive=%v", alive, observerAlive)
+	}
+}
+
+func TestFourLetterWords(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	connect(t, srv)
+	ok := zk.FLWRuok([]string{srv.Addr().String()}, 5*time.Second)
+	if len(ok) != 1 || !ok[0] {
+		t.Fatalf("ruok = %v", ok)
+	}
+	stats, fine := zk.FLWSrvr([]string{srv.Addr().String()}, 5*time.Second)
+	if !fine || stats[0].Error != nil {
+		t.Fatalf("srvr did not parse: %+v", stats[0])
+	}
+	if stats[0].Mode != zk.ModeStandalone || stats[0].NodeCount != 5 || stats[0].Connections != 1 {
+		t.Fatalf("srvr = %+v", stats[0])
+	}
+	// cons is not in the default whitelist.
+	out := fourLetter(t, srv, "cons")
+	if out != "cons is not executed because it is not in the whitelist.\n" {
+		t.Fatalf("cons = %q", out)
+	}
+}
+
+func fourLetter(t *testing.T, srv *Server, cmd string) string {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", srv.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(nc, cmd); err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// rawSession performs a handshake by hand and returns the connection.
+func rawSession(t *testing.T, srv *Server) net.Conn {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", srv.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	req := wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16), HasReadOnly: true}
+	if _, err := nc.Write(wire.AppendFrame(nil, req.Encode)); err != nil {
+		t.Fatal(err)
+	}
+	body, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp wire.ConnectResponse
+	if err := wire.Unmarshal(body, &resp, 0); err != nil || resp.SessionID == 0 || len(resp.Passwd) != 16 {
+		t.Fatalf("connect response %+v, %v", resp, err)
+	}
+	return nc
+}
+
+func TestUnknownOpcodeGetsUnimplementedThenClose(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	for _, op := range []wire.OpCode{wire.OpCheck, 42, wire.OpNotification} {
+		nc := rawSession(t, srv)
+		h := wire.RequestHeader{Xid: 7, Type: op}
+		nc.Write(wire.AppendFrame(nil, h.Encode))
+		body, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil)
+		if err != nil {
+			t.Fatalf("op %d: %v", op, err)
+		}
+		var rh wire.ReplyHeader
+		if err := wire.Unmarshal(body, &rh, 0); err != nil || rh.Xid != 7 || rh.Err != wire.ErrUnimplemented || rh.Zxid != -1 {
+			t.Fatalf("op %d: reply %+v, %v", op, rh, err)
+		}
+		if _, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil); err == nil {
+			t.Fatalf("op %d: connection still open", op)
+		}
+	}
+}
+
+func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	good := connect(t, srv)
+	nc := rawSession(t, srv)
+	nc.Write([]byte{0x00, 0x20, 0x00, 0x00}) // 2 MiB > jute.maxbuffer
+	if _, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil); err == nil {
+		t.Fatal("oversized frame did not close the connection")
+	}
+	if _, err := good.Create("/still-fine", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("other client affected: %v", err)
+	}
+}
+
+func TestMaxClientCnxnsPerAddress(t *testing.T) {
+	srv, _ := startServer(t, func(c *Config) { c.MaxClientCnxns = 2 })
+	a, b := rawSession(t, srv), rawSession(t, srv)
+	_, _ = a, b
+	nc, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := nc.Read(make([]byte, 1)); err == nil {
+		t.Fatal("third connection from one address was accepted")
+	}
+}
+
+func TestReattachWithWrongPasswordIsExpired(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	c := connect(t, srv)
+	nc, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	req := wire.ConnectRequest{TimeOut: 30000, SessionID: c.SessionID(), Passwd: make([]byte, 16), HasReadOnly: true}
+	nc.Write(wire.AppendFrame(nil, req.Encode))
+	body, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp wire.ConnectResponse
+	if err := wire.Unmarshal(body, &resp, 0); err != nil {
+		t.Fatal(err)
+	}
+	if resp.TimeOut != 0 || resp.SessionID != 0 || len(resp.Passwd) != 16 {
+		t.Fatalf("response = %+v", resp)
+	}
+}
+
+func TestClientAheadOfServerIsRefused(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	nc, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	req := wire.ConnectRequest{TimeOut: 30000, LastZxidSeen: 1 << 40, Passwd: make([]byte, 16)}
+	nc.Write(wire.AppendFrame(nil, req.Encode))
+	if _, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil); err == nil {
+		t.Fatal("got a response to a connect from the future")
+	}
+}
+
+func TestEphemeralsList(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	c := connect(t, srv)
+	for _, p := range []string{"/e1", "/e2"} {
+		if _, err := c.Create(p, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.mu.RLock()
+	got := srv.fsm.Tree().Ephemerals(c.SessionID(), "/")
+	srv.mu.RUnlock()
+	sort.Strings(got)
+	if len(got) != 2 || got[0] != "/e1" || got[1] != "/e2" {
+		t.Fatalf("ephemerals = %v", got)
+	}
+}

@@ -1,0 +1,181 @@
+package server
+
+import (
+	"sort"
+	"time"
+
+	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/tree"
+	"github.com/wardenzk/warden/wire"
+)
+
+// touch records that the session's client is alive: its deadline moves to
+// now + timeout, rounded up to the next tick as ZooKeeper's expiry buckets
+// do.
+func (s *Server) touch(id int64) {
+	if id == 0 {
+		return
+	}
+	s.sessMu.Lock()
+	if ls, ok := s.live[id]; ok && !ls.closing {
+		ls.expireAt = s.roundToTick(s.now().Add(ls.timeout))
+	}
+	s.sessMu.Unlock()
+}
+
+func (s *Server) roundToTick(t time.Time) time.Time {
+	tick := time.Duration(s.cfg.TickTime) * time.Millisecond
+	if tick <= 0 {
+		return t
+	}
+	ms := t.UnixMilli()
+	tk := tick.Milliseconds()
+	return time.UnixMilli((ms/tk + 1) * tk)
+}
+
+// reattach binds a reconnecting client to its session, closing any other
+// connection that still holds it. It fails if the session is closing.
+func (s *Server) reattach(id int64, c *conn, timeout time.Duration) bool {
+	s.sessMu.Lock()
+	ls, ok := s.live[id]
+	if !ok {
+		// Known to the state machine but not to this server's liveness
+		// table (e.g. after a leader change): start a fresh full timeout.
+		ls = &liveSession{}
+		s.live[id] = ls
+	}
+	if ls.closing {
+		s.sessMu.Unlock()
+		return false
+	}
+	old := ls.conn
+	ls.conn = c
+	ls.timeout = timeout
+	ls.expireAt = s.roundToTick(s.now().Add(timeout))
+	s.sessMu.Unlock()
+	if old != nil && old != c {
+		old.close("client reconnected on another connection")
+	}
+	return true
+}
+
+// ExpireSessions proposes closeSession for every session whose deadline
+// is not after now. The timer loop calls it every tick; tests call it with
+// a fake clock.
+func (s *Server) ExpireSessions(now time.Time) {
+	var expired []int64
+	s.sessMu.Lock()
+	for id, ls := range s.live {
+		if !ls.closing && !ls.expireAt.IsZero() && !ls.expireAt.After(now) {
+			ls.closing = true
+			expired = append(expired, id)
+		}
+	}
+	s.sessMu.Unlock()
+	sort.Slice(expired, func(i, j int) bool { return expired[i] < expired[j] })
+	for _, id := range expired {
+		s.log.Info("session expired", "session", sessionHex(id))
+		s.stats.expired.Add(1)
+		if err := s.propose(&fsm.Entry{Op: wire.OpCloseSession, Session: id, Time: now.UnixMilli()}, nil); err != nil {
+			return
+		}
+	}
+}
+
+// sessionClosed runs after a closeSession entry is applied: the session is
+// forgotten and a connection still bound to it is closed, without a reply
+// (the closing client itself gets its reply from the processor).
+func (s *Server) sessionClosed(id int64) {
+	s.sessMu.Lock()
+	ls := s.live[id]
+	delete(s.live, id)
+	s.sessMu.Unlock()
+	if ls != nil && ls.conn != nil {
+		ls.conn.closeAfterPending()
+	}
+}
+
+// closeAfterPending closes the connection once replies already queued for
+// it are written.
+func (c *conn) closeAfterPending() {
+	r := &reply{exec: func() []byte { return nil }, closeAfter: true}
+	select {
+	case c.replies <- r:
+	default:
+		c.close("session closed")
+	}
+}
+
+// ExpireContainers proposes deleteContainer for empty containers and
+// expired TTL nodes (ZooKeeper's ContainerManager), at most
+// znode.container.maxPerMinute per run.
+func (s *Server) ExpireContainers(now time.Time) {
+	s.mu.RLock()
+	paths := s.fsm.Tree().ExpiryCandidates(now.UnixMilli(), int64(s.cfg.ContainerMaxNeverUsedIntervalMs))
+	s.mu.RUnlock()
+	if max := s.cfg.ContainerMaxPerMinute; max > 0 && len(paths) > max {
+		paths = paths[:max]
+	}
+	for _, p := range paths {
+		body := wire.Marshal(&wire.DeleteContainerRequest{Path: p})
+		if err := s.propose(&fsm.Entry{Op: wire.OpDeleteContainer, Time: now.UnixMilli(), Body: body}, nil); err != nil {
+			return
+		}
+	}
+}
+
+// timerLoop drives session expiry every tick and container expiry every
+// znode.container.checkIntervalMs.
+func (s *Server) timerLoop() {
+	defer s.wg.Done()
+	tick := time.Duration(s.cfg.TickTime) * time.Millisecond
+	if tick <= 0 {
+		tick = time.Second
+	}
+	sessions := time.NewTicker(tick / 2)
+	defer sessions.Stop()
+	interval := time.Duration(s.cfg.ContainerCheckIntervalMs) * time.Millisecond
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	containers := time.NewTicker(interval)
+	defer containers.Stop()
+	for {
+		select {
+		case <-sessions.C:
+			s.ExpireSessions(s.now())
+		case <-containers.C:
+			s.ExpireContainers(s.now())
+		case <-s.closed:
+			return
+		}
+	}
+}
+
+// fireWatches delivers the events of applied changes to local connections
+// allowed to read the node. The caller holds s.mu exclusively, so the
+// events are queued before any later read runs or reply is sent.
+func (s *Server) fireWatches(changes []tree.Change) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	t := s.fsm.Tree()
+	for _, ch := range changes {
+		deliveries := s.watches.Trigger(ch.Type, ch.Path)
+		if len(deliveries) == 0 {
+			continue
+		}
+		s.connMu.Lock()
+		for _, d := range deliveries {
+			c := s.connByID(d.Watcher)
+			if c == nil {
+				continue
+			}
+			if !t.CanRead(ch.ACL, c.caller()) {
+				continue
+			}
+			s.stats.watchEvents.Add(1)
+			c.send(eventFrame(d.Type, d.Path))
+		}
+		s.connMu.Unlock()
+	}
+}
