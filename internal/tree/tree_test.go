@@ -260,9 +260,8 @@ func TestCreateKinds(t *testing.T) {
 		{CreateOp{Path: "/per", Kind: KindPersistent}, 0, 0},
 		{CreateOp{Path: "/eph", Kind: KindEphemeral}, 0x1234, 0x1234},
 		{CreateOp{Path: "/con", Kind: KindContainer}, ContainerOwner, 0},
-		{CreateOp{Path: "/ttl", Kind: KindTTL, TTL: 0xFFFFFFFFFF}, -0xFFFFFFFFFFFFFF + 0xFFFFFFFFFF - 1 + 1, 0},
+		{CreateOp{Path: "/ttl", Kind: KindTTL, TTL: 0xFFFFFFFFFF}, -1<<56 | 0xFFFFFFFFFF, 0},
 	}
-	tests[3].owner = int64(-1<<56) | 0xFFFFFFFFFF
 	for _, tc := range tests {
 		t.Run(tc.op.Path, func(t *testing.T) {
 			tc.op.ACL = open
