@@ -70,10 +70,14 @@
 // followed by the op's request record, ended by MultiTerminator; the
 // response has the same shape with result records:
 //
-//	+------+------+-----+---------+------+------+-----+---------+ ... +------+------+------+
-//	| type | done | err | record  | type | done | err | record  |     |  -1  |  1   |  -1  |
-//	|int32 | byte |int32|         |      |  0   |     |         |     |      |      |      |
-//	+------+------+-----+---------+------+------+-----+---------+ ... +------+------+------+
+//	   op or result 1                  op or result 2                terminator
+//	+-------+------+-------+--------+-------+------+-------+--------+ ... +-------+------+-------+
+//	| type  | done | err   | record | type  | done | err   | record |     | -1    | 1    | -1    |
+//	| int32 | 0    | int32 |        | int32 | 0    | int32 |        |     | int32 | byte | int32 |
+//	+-------+------+-------+--------+-------+------+-------+--------+ ... +-------+------+-------+
+//
+// In a request each header's err is -1; in a response it is the error code
+// of an error result (type -1) and 0 otherwise.
 //
 // A multi that fails answers with one error result (type -1) per op:
 // CodeOK before the failed op, its code, then ErrRuntimeInconsistency
