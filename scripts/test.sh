@@ -1,0 +1,30 @@
+#!/bin/sh
+# test.sh runs every test Warden has, as CI does:
+#   1. gofmt, go vet and staticcheck;
+#   2. unit and in-process tests (go test ./...), with the race detector;
+#   3. the compatibility tier: real clients (zkCli.sh, cli_mt, kazoo, Curator,
+#      go-zookeeper) against a real `warden server` process and, side by side,
+#      against Apache ZooKeeper 3.8 from Debian (installed here when missing).
+# Set WARDEN_SKIP_COMPAT=1 to stop after step 2 (e.g. on a machine without apt).
+set -eu
+cd "$(dirname "$0")/.."
+
+echo "== gofmt, go vet, staticcheck"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+go vet -tags compat ./test/compat/...
+go run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+echo "== unit and in-process tests"
+go test -race -count=1 -timeout 15m ./...
+
+if [ "${WARDEN_SKIP_COMPAT:-}" = "1" ]; then
+	echo "== compatibility tier skipped (WARDEN_SKIP_COMPAT=1)"
+	exit 0
+fi
+echo "== compatibility tier (real clients; Warden and Apache ZooKeeper side by side)"
+sh scripts/install-test-deps.sh
+go test -tags compat -count=1 -timeout 30m ./test/compat/...
