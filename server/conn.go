@@ -221,7 +221,14 @@ func (c *conn) serve() {
 	}
 	go c.flushLoop()
 	go c.processLoop()
-	c.readLoop(br)
+	if c.readLoop(br) {
+		// A final reply (closeSession, auth failure, unsupported opcode) is
+		// queued: let the processor write it and close the connection.
+		select {
+		case <-c.closed:
+		case <-time.After(handshakeTimeout):
+		}
+	}
 }
 
 func (c *conn) readTimeout() {
@@ -321,13 +328,14 @@ func (c *conn) logReadError(err error) {
 	}
 }
 
-// readLoop decodes requests until the connection closes.
-func (c *conn) readLoop(br *bufio.Reader) {
+// readLoop decodes requests until the connection fails or a request ends
+// it; it reports whether a final reply is queued that must still be sent.
+func (c *conn) readLoop(br *bufio.Reader) (drain bool) {
 	for {
 		frame, err := wire.ReadFrame(br, c.srv.maxBuffer, nil)
 		if err != nil {
 			c.logReadError(err)
-			return
+			return false
 		}
 		c.readTimeout()
 		c.srv.stats.received.Add(1)
@@ -337,12 +345,12 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		h.Decode(d)
 		if d.Err() != nil {
 			c.log.Warn("request shorter than its header; closing", "len", len(frame))
-			return
+			return false
 		}
 		c.srv.touch(c.sessionID())
 		r := &reply{xid: h.Xid, op: h.Type, start: c.srv.now()}
 		if !c.dispatch(r, frame[d.Offset():]) {
-			return
+			return true
 		}
 	}
 }

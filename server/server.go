@@ -113,7 +113,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		cfg:       cfg,
 		log:       opts.Logger,
 		now:       opts.Now,
-		id:        cfg.MyID,
+		id:        max(cfg.MyID, 0), // standalone ZooKeeper's server id is 0
 		maxBuffer: cfg.JuteMaxBuffer,
 		watches:   watch.NewRegistry(),
 		waiters:   make(map[int64]func(fsm.Output)),

@@ -283,30 +283,13 @@ func (f *FSM) applyMulti(ops []wire.MultiOp, c tree.Caller, m tree.Meta) (wire.R
 		}
 		if err != nil {
 			f.tree.Rollback()
-			return &wire.MultiResponse{Results: failedResults(len(ops), i, wire.CodeOf(err))}, nil
+			return wire.FailedMultiResponse(len(ops), i, wire.CodeOf(err)), nil
 		}
 		changes = append(changes, res.changes...)
 		results = append(results, wire.MultiResult{Type: res.resultType, Path: res.path, Stat: res.stat})
 	}
 	f.tree.Commit()
 	return &wire.MultiResponse{Results: results}, changes
-}
-
-// failedResults builds the results of a multi whose op at index failed
-// with code.
-func failedResults(n, failed int, code wire.Code) []wire.MultiResult {
-	out := make([]wire.MultiResult, n)
-	for i := range out {
-		switch {
-		case i < failed:
-			out[i] = wire.MultiResult{Type: wire.OpError, Err: wire.CodeOK}
-		case i == failed:
-			out[i] = wire.MultiResult{Type: wire.OpError, Err: code}
-		default:
-			out[i] = wire.MultiResult{Type: wire.OpError, Err: wire.ErrRuntimeInconsistency}
-		}
-	}
-	return out
 }
 
 // CheckPassword reports whether passwd opens session id.
