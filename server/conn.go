@@ -422,5 +422,5 @@ func eventFrame(t wire.EventType, path string) []byte {
 	})
 }
 
-func zxidHex(z int64) string       { return fmt.Sprintf("0x%x", z) }
-func sessionHex(id int64) string   { return fmt.Sprintf("0x%x", uint64(id)) }
+func zxidHex(z int64) string     { return fmt.Sprintf("0x%x", z) }
+func sessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
