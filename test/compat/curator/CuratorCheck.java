@@ -24,6 +24,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -547,7 +548,7 @@ public final class CuratorCheck {
         Proxy proxy = new Proxy(connect);
         CuratorFramework c = client(proxy.address());
         BlockingQueue<ConnectionState> states = new LinkedBlockingQueue<>();
-        c.getConnectionStateListenable().addListener((cl, s) -> states.add(s));
+        c.getConnectionStateListenable().addListener((cl, s) -> recordState(states, s));
         BlockingQueue<String> events = new LinkedBlockingQueue<>();
         List<String> initial = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch initialized = new CountDownLatch(1);
@@ -698,6 +699,16 @@ public final class CuratorCheck {
         out("protection.after_close", left);
     }
 
+    /**
+     * recordState queues a connection state change, except the initial CONNECTED: it is
+     * delivered asynchronously, before or after the listener is added.
+     */
+    private static void recordState(BlockingQueue<ConnectionState> q, ConnectionState s) {
+        if (s != ConnectionState.CONNECTED) {
+            q.add(s);
+        }
+    }
+
     /** record queues a node event; connection-state events (type None) are skipped. */
     private static void record(BlockingQueue<String> q, WatchedEvent e) {
         if (e.getType() != Watcher.Event.EventType.None) {
@@ -713,20 +724,23 @@ public final class CuratorCheck {
         Proxy proxy = new Proxy(connect);
         CuratorFramework c = client(proxy.address());
         BlockingQueue<ConnectionState> states = new LinkedBlockingQueue<>();
-        c.getConnectionStateListenable().addListener((cl, s) -> states.add(s));
+        c.getConnectionStateListenable().addListener((cl, s) -> recordState(states, s));
 
         BlockingQueue<String> rec = new LinkedBlockingQueue<>(), flat = new LinkedBlockingQueue<>();
-        BlockingQueue<String> resets = new LinkedBlockingQueue<>();
+        // A PersistentWatcher (re)sets its watch on start and on every CONNECTED or
+        // RECONNECTED state; the initial CONNECTED may come before or after start(), so
+        // the number of resets is not deterministic: count them, print only that they came.
+        Semaphore recursiveResets = new Semaphore(0), singleResets = new Semaphore(0);
         PersistentWatcher recursive = new PersistentWatcher(c, "/pw", true);
         recursive.getListenable().addListener(e -> record(rec, e));
-        recursive.getResetListenable().addListener(() -> resets.add("recursive"));
+        recursive.getResetListenable().addListener(recursiveResets::release);
         recursive.start();
-        out("pw.reset", take(resets, "recursive watch set"));
+        out("pw.recursive_set", recursiveResets.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS));
         PersistentWatcher single = new PersistentWatcher(c, "/pw2", false);
         single.getListenable().addListener(e -> record(flat, e));
-        single.getResetListenable().addListener(() -> resets.add("single"));
+        single.getResetListenable().addListener(singleResets::release);
         single.start();
-        out("pw.reset", take(resets, "single watch set"));
+        out("pw.single_set", singleResets.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS));
 
         writer.create().forPath("/pw", bytes("0"));
         out("pw.recursive", take(rec, "create /pw"));
@@ -763,8 +777,8 @@ public final class CuratorCheck {
         proxy.resume();
         out("pw.state", take(states, "reconnected"));
         out("pw.oneshot_after_reconnect", take(oneshot, "one-shot watch caught up by SetWatches2"));
-        take(resets, "recursive watch re-set");
-        take(resets, "single watch re-set");
+        out("pw.recursive_reset", recursiveResets.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS));
+        out("pw.single_reset", singleResets.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS));
         writer.create().forPath("/pw/after");
         out("pw.recursive_after_reconnect", take(rec, "create /pw/after"));
         writer.setData().forPath("/pw2", bytes("2"));
