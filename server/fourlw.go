@@ -60,7 +60,8 @@ func (c *conn) fourLetterWord(cmd string, br *bufio.Reader) {
 			var mask [8]byte
 			io.ReadFull(br, mask[:])
 		}
-		out = s.fourLetterText(cmd, c)
+		c.stats.received.Add(1)
+		out = s.fourLetterText(cmd)
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
 	io.WriteString(c.nc, out)
@@ -70,7 +71,7 @@ func (c *conn) fourLetterWord(cmd string, br *bufio.Reader) {
 }
 
 // fourLetterText builds the output of one 4lw command.
-func (s *Server) fourLetterText(cmd string, self *conn) string {
+func (s *Server) fourLetterText(cmd string) string {
 	var b strings.Builder
 	switch cmd {
 	case "ruok":
@@ -85,9 +86,7 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 		s.writeSrvr(&b, true)
 	case "cons":
 		for _, c := range s.connList() {
-			if c != self {
-				b.WriteString(c.consLine(true))
-			}
+			b.WriteString(c.consLine(true))
 		}
 		b.WriteString("\n")
 	case "mntr":
@@ -158,14 +157,14 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 	return b.String()
 }
 
-// connList returns the open, established connections in id order.
+// connList returns every open connection in id order: like ZooKeeper's,
+// the lists include connections without a session, such as the one asking
+// for a four-letter word.
 func (s *Server) connList() []*conn {
 	s.connMu.Lock()
 	list := make([]*conn, 0, len(s.conns))
 	for _, c := range s.conns {
-		if c.sessionID() != 0 {
-			list = append(list, c)
-		}
+		list = append(list, c)
 	}
 	s.connMu.Unlock()
 	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
@@ -207,7 +206,13 @@ func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 // consLine is one connection's line in stat (short) and cons (long).
 func (c *conn) consLine(long bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, " /%s[1](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr(), len(c.replies),
+	// The bracket holds Java NIO's interest ops: 1 (read) for a session
+	// connection, 0 for one answering a four-letter word.
+	interest := 0
+	if c.sessionID() != 0 {
+		interest = 1
+	}
+	fmt.Fprintf(&b, " /%s[%d](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr(), interest, len(c.replies),
 		c.stats.received.Load(), c.stats.sent.Load())
 	if long {
 		if sid := c.sessionID(); sid != 0 {
@@ -217,9 +222,11 @@ func (c *conn) consLine(long bool) string {
 			if x := c.stats.lastCxid.Load(); x >= 0 {
 				fmt.Fprintf(&b, ",lcxid=0x%x", x)
 			}
-			fmt.Fprintf(&b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%s,maxlat=%d",
+			// avglat is an integer in 3.8 (a long division), and
+			// go-zookeeper's parser requires that.
+			fmt.Fprintf(&b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d",
 				c.stats.lastZxid.Load(), c.stats.lastResponse.Load(), c.stats.lastLatency.Load(),
-				lmin, javaDouble(lavg), lmax)
+				lmin, int64(lavg), lmax)
 		}
 	}
 	b.WriteString(")\n")

@@ -364,7 +364,7 @@ func TestFourLetterWords(t *testing.T) {
 	if !fine || stats[0].Error != nil {
 		t.Fatalf("srvr did not parse: %+v", stats[0])
 	}
-	if stats[0].Mode != zk.ModeStandalone || stats[0].NodeCount != 5 || stats[0].Connections != 1 {
+	if stats[0].Mode != zk.ModeStandalone || stats[0].NodeCount != 5 || stats[0].Connections != 2 { // the client and the srvr connection itself
 		t.Fatalf("srvr = %+v", stats[0])
 	}
 	// cons is not in the default whitelist.
