@@ -281,6 +281,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 
 func (s *Server) writeEnvi(b *strings.Builder) {
 	host, _ := os.Hostname()
+	exe, _ := os.Executable()
 	wd, _ := os.Getwd()
 	home, _ := os.UserHomeDir()
 	user := os.Getenv("USER")
@@ -292,7 +293,7 @@ func (s *Server) writeEnvi(b *strings.Builder) {
 		{"host.name", host},
 		{"java.version", runtime.Version()},
 		{"java.vendor", "Warden (Go)"},
-		{"java.home", runtime.GOROOT()},
+		{"java.home", filepath.Dir(exe)},
 		{"java.class.path", ""},
 		{"java.library.path", ""},
 		{"java.io.tmpdir", os.TempDir()},
