@@ -241,7 +241,8 @@ func startProcess(t *testing.T, s *Server, name string, args ...string) {
 	cmd.Dir = s.Dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a test binary killed by -timeout must not leave servers behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		t.Fatalf("start %s: %v", s.Kind, err)
