@@ -162,8 +162,9 @@ func (c *conn) sendAndClose(frame []byte) {
 	c.send(frame)
 }
 
+// flushLoop writes queued frames with one writev per batch; it keeps no
+// buffer of its own, so an idle connection costs little memory.
 func (c *conn) flushLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
 	for {
 		select {
 		case <-c.outWake:
@@ -171,26 +172,23 @@ func (c *conn) flushLoop() {
 			return
 		}
 		c.outMu.Lock()
-		frames := c.out
+		frames := net.Buffers(c.out)
+		n := len(frames)
 		c.out = nil
 		c.outBytes = 0
 		last := c.flushAfter
 		c.outMu.Unlock()
-		for _, f := range frames {
-			if _, err := bw.Write(f); err != nil {
-				c.close("write failed: " + err.Error())
-				return
-			}
-			c.stats.sent.Add(1)
-			c.srv.stats.sent.Add(1)
-		}
 		if t := c.timeout.Load(); t > 0 {
+			// A client that stops reading is cut off after its session
+			// timeout, as the rest of the server never waits for it.
 			c.nc.SetWriteDeadline(time.Now().Add(time.Duration(t) * time.Millisecond))
 		}
-		if err := bw.Flush(); err != nil {
+		if _, err := frames.WriteTo(c.nc); err != nil {
 			c.close("write failed: " + err.Error())
 			return
 		}
+		c.stats.sent.Add(int64(n))
+		c.srv.stats.sent.Add(int64(n))
 		if last {
 			c.outMu.Lock()
 			empty := len(c.out) == 0
@@ -206,7 +204,9 @@ func (c *conn) flushLoop() {
 // serve runs the connection until it closes.
 func (c *conn) serve() {
 	defer c.close("connection ended")
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	// A small read buffer: larger frames are read straight into their own
+	// allocation by wire.ReadFrame.
+	br := bufio.NewReaderSize(c.nc, 4<<10)
 	c.nc.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	head, err := br.Peek(4)
 	if err != nil {

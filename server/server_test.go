@@ -519,3 +519,111 @@ func TestEphemeralsList(t *testing.T) {
 		t.Fatalf("ephemerals = %v", got)
 	}
 }
+
+func TestContainersAndTTLNodesExpire(t *testing.T) {
+	srv, clock := startServer(t, func(c *Config) { c.ExtendedTypesEnabled = true })
+	c := connect(t, srv)
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := c.CreateContainer("/box", nil, zk.FlagContainer, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/box/item", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateTTL("/ttl", nil, zk.FlagTTL, acl, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	_, _, boxGone, err := c.ExistsW("/box")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A container with a child stays; a young TTL node stays.
+	srv.ExpireContainers(clock.Now())
+	if ok, _, _ := c.Exists("/ttl"); !ok {
+		t.Fatal("TTL node removed before its TTL")
+	}
+	if err := c.Delete("/box/item", -1); err != nil {
+		t.Fatal(err)
+	}
+	srv.ExpireContainers(clock.Now())
+	if ev := waitEvent(t, boxGone); ev.Type != zk.EventNodeDeleted || ev.Path != "/box" {
+		t.Fatalf("container event = %+v", ev)
+	}
+	_, _, ttlGone, err := c.ExistsW("/ttl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.ExpireContainers(clock.Advance(2 * time.Minute))
+	if ev := waitEvent(t, ttlGone); ev.Type != zk.EventNodeDeleted || ev.Path != "/ttl" {
+		t.Fatalf("TTL event = %+v", ev)
+	}
+}
+
+func TestManyIdleConnectionsDoNotDisturbOthers(t *testing.T) {
+	srv, _ := startServer(t, func(c *Config) { c.MaxClientCnxns = 0 })
+	const idle = 2000
+	conns := make([]net.Conn, 0, idle)
+	defer func() {
+		for _, nc := range conns {
+			nc.Close()
+		}
+	}()
+	for i := 0; i < idle; i++ {
+		nc, err := net.DialTimeout("tcp", srv.Addr().String(), 5*time.Second)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, nc)
+	}
+	// Half of them hold sessions and then go quiet.
+	for _, nc := range conns[:idle/2] {
+		nc.SetDeadline(time.Now().Add(10 * time.Second))
+		req := wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}
+		if _, err := nc.Write(wire.AppendFrame(nil, req.Encode)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := connect(t, srv)
+	if _, err := c.Create("/busy", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("client among idle connections: %v", err)
+	}
+	srv.mu.RLock()
+	sessions := len(srv.fsm.SessionIDs())
+	srv.mu.RUnlock()
+	if sessions != idle/2+1 {
+		t.Fatalf("sessions = %d, want %d", sessions, idle/2+1)
+	}
+}
+
+func TestMalformedRequestBodyGetsMarshallingError(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	nc := rawSession(t, srv)
+	// getData whose path length runs past the frame.
+	frame := wire.AppendFrame(nil, func(e *wire.Encoder) {
+		(&wire.RequestHeader{Xid: 3, Type: wire.OpGetData}).Encode(e)
+		e.Int32(100)
+		e.Byte('/')
+	})
+	nc.Write(frame)
+	body, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rh wire.ReplyHeader
+	if err := wire.Unmarshal(body, &rh, 0); err != nil || rh.Xid != 3 || rh.Err != wire.ErrMarshallingError {
+		t.Fatalf("reply = %+v, %v", rh, err)
+	}
+	// The connection still works.
+	ping := wire.RequestHeader{Xid: wire.XidPing, Type: wire.OpPing}
+	nc.Write(wire.AppendFrame(nil, ping.Encode))
+	body, err = wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wire.Unmarshal(body, &rh, 0); err != nil || rh.Xid != wire.XidPing || rh.Err != 0 {
+		t.Fatalf("ping reply = %+v, %v", rh, err)
+	}
+}
