@@ -396,7 +396,7 @@ type knownDifference struct {
 var knownDifferences = []knownDifference{
 	{
 		test:    regexp.MustCompile(``),
-		re:      regexp.MustCompile(`(?i)(zookeeper version:?\s*=?\s*)[^\n]*`),
+		re:      regexp.MustCompile(`(?i)(zookeeper version:?[ \t]*=?[ \t]*)[^\n]*`),
 		replace: `${1}<version>`,
 		reason:  "the server's build string differs (Debian prints an unexpanded ${mvngit.commit.id})",
 	},
