@@ -390,6 +390,7 @@ func printMulti(tr *transcript, name string, res []zk.MultiResponse, err error) 
 // and it sees Expired), and a reconnect that keeps the session, its ephemerals and its
 // watches.
 func TestGoZKSessions(t *testing.T) {
+	t.Parallel()
 	extra := map[string]string{"tickTime": "500"}
 	differential(t, extra, func(t *testing.T, s *Server) string {
 		tr := &transcript{}

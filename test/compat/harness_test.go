@@ -522,8 +522,9 @@ func replaceGroups(re *regexp.Regexp, line string, r *renumber) string {
 }
 
 // renumber maps values to placeholders prefix1, prefix2, ... in order of first
-// appearance; hex and decimal spellings of one number share a placeholder, and 0 and
-// -1 stay as they are (they mean "none").
+// appearance; hex and decimal spellings of one number share a placeholder; 0 and -1
+// stay as they are (they mean "none"), and so do the ephemeralOwner markers of
+// containers (0x8000000000000000) and TTL nodes (0xff...) in session fields.
 type renumber struct {
 	prefix string
 	seen   map[uint64]string
@@ -548,6 +549,9 @@ func (r *renumber) of(v string) string {
 	}
 	if n == 0 || int64(n) == -1 {
 		return v
+	}
+	if r.prefix == "s" && (n == 1<<63 || n>>56 == 0xff) {
+		return v // a container's or TTL node's ephemeralOwner marker, not a session
 	}
 	if p, ok := r.seen[n]; ok {
 		return p
@@ -587,12 +591,12 @@ func unifiedDiff(nameA, nameB, a, b string) string {
 			ops = append(ops, op{' ', la[i]})
 			i++
 			j++
-		case j < len(lb) && (i == len(la) || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, op{'+', lb[j]})
-			j++
-		default:
+		case i < len(la) && (j == len(lb) || lcs[i+1][j] >= lcs[i][j+1]):
 			ops = append(ops, op{'-', la[i]})
 			i++
+		default:
+			ops = append(ops, op{'+', lb[j]})
+			j++
 		}
 	}
 	const context = 3

@@ -16,6 +16,7 @@ const kazooDeadline = 90 * time.Second
 // TestKazoo runs kazoo/scenario.py (Debian's kazoo under /usr/bin/python3, not the
 // python3 first on PATH) against each server and compares the transcripts.
 func TestKazoo(t *testing.T) {
+	t.Parallel()
 	extra := map[string]string{
 		"extendedTypesEnabled":            "true",
 		"znode.container.checkIntervalMs": "100",

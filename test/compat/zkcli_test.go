@@ -100,6 +100,7 @@ var zkCliCommands = [][]string{
 // TestZkCli runs zkCli.sh in one-command mode against each server and compares what
 // it prints (JVM and connection noise removed).
 func TestZkCli(t *testing.T) {
+	t.Parallel()
 	extra := map[string]string{"extendedTypesEnabled": "true"}
 	differential(t, extra, func(t *testing.T, s *Server) string {
 		held := connectGo(t, s, 10*time.Second)
