@@ -68,6 +68,9 @@ func (t *Tree) Create(op CreateOp, c Caller, m Meta) (string, wire.Stat, []Chang
 	if kindOfOwner(parent.owner) == ownerNormal {
 		return "", wire.Stat{}, nil, wire.ErrNoChildrenForEphemerals
 	}
+	if err := t.checkQuota(path, int64(len(op.Data)), 1); err != nil {
+		return "", wire.Stat{}, nil, err
+	}
 
 	var owner int64
 	switch op.Kind {
@@ -92,12 +95,15 @@ func (t *Tree) Create(op CreateOp, c Caller, m Meta) (string, wire.Stat, []Chang
 		parent.cversion = next
 		parent.pzxid = m.Zxid
 	}
+	t.noteQuotaNode(path)
 	t.insert(path, n)
+	st := n.stat() // taken before a stats node rewrites its own data, as ZooKeeper does
+	t.quotaCreated(path, parentPath, n.data)
 	ch := []Change{
 		{Type: wire.EventNodeCreated, Path: path, ACL: n.acl.acl},
 		{Type: wire.EventNodeChildrenChanged, Path: eventPath(parentPath), ACL: parent.acl.acl},
 	}
-	return path, n.stat(), ch, nil
+	return path, st, ch, nil
 }
 
 // Delete deletes a node, checking in ZooKeeper's order: path without '/',
@@ -161,7 +167,9 @@ func (t *Tree) deleteNode(path, parentPath string, n, parent *node, m Meta) []Ch
 	if m.Zxid > parent.pzxid {
 		parent.pzxid = m.Zxid
 	}
+	t.noteQuotaNode(path)
 	t.remove(path)
+	t.quotaDeleted(path, parentPath, n.data)
 	return []Change{
 		{Type: wire.EventNodeDeleted, Path: path, ACL: n.acl.acl},
 		{Type: wire.EventNodeChildrenChanged, Path: eventPath(parentPath), ACL: parent.acl.acl},
@@ -196,16 +204,23 @@ func (t *Tree) SetData(path string, data []byte, version int32, c Caller, m Meta
 	if !t.allowed(n, wire.PermWrite, c) {
 		return wire.Stat{}, nil, wire.ErrNoAuth
 	}
+	if err := t.checkQuota(path, int64(len(data)-len(n.data)), 0); err != nil {
+		return wire.Stat{}, nil, err
+	}
 	v, err := nextVersion(n.version, version)
 	if err != nil {
 		return wire.Stat{}, nil, err
 	}
+	oldLen := len(n.data)
+	t.noteQuotaNode(path)
 	t.saveNode(n)
 	t.setNodeData(n, data)
 	n.version = v
 	n.mzxid = m.Zxid
 	n.mtime = m.Time
-	return n.stat(), []Change{{Type: wire.EventNodeDataChanged, Path: path, ACL: n.acl.acl}}, nil
+	st := n.stat() // taken before a quota update can rewrite n's own data
+	t.quotaDataChanged(path, oldLen, len(data))
+	return st, []Change{{Type: wire.EventNodeDataChanged, Path: path, ACL: n.acl.acl}}, nil
 }
 
 // SetACL replaces a node's ACL: ValidatePath → ErrBadArguments; FixupACL

@@ -159,6 +159,7 @@ func (t *Tree) setNodeData(n *node, data []byte) {
 func (t *Tree) Begin() {
 	t.inTxn = true
 	t.undo = t.undo[:0]
+	t.quotaRootsBase, t.quotaDataBase = nil, nil
 }
 
 // Commit keeps every change made since Begin and closes the transaction.
@@ -166,10 +167,12 @@ func (t *Tree) Commit() {
 	t.inTxn = false
 	clear(t.undo)
 	t.undo = t.undo[:0]
+	t.quotaRootsBase, t.quotaDataBase = nil, nil
 }
 
 // Rollback undoes every change made since Begin (data, stats, children,
-// parent counters, ACLs and indexes) and closes the transaction.
+// parent counters, ACLs, indexes, quota roots and quota stats) and closes
+// the transaction.
 func (t *Tree) Rollback() {
 	t.inTxn = false
 	for i := len(t.undo) - 1; i >= 0; i-- {
@@ -177,4 +180,5 @@ func (t *Tree) Rollback() {
 	}
 	clear(t.undo)
 	t.undo = t.undo[:0]
+	t.quotaRootsBase, t.quotaDataBase = nil, nil
 }

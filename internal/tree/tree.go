@@ -31,6 +31,11 @@ type Options struct {
 	// SkipACL disables every permission check (zookeeper.skipACL=yes).
 	// Default false.
 	SkipACL bool
+	// EnforceQuota makes creates and setData that would take a quota root
+	// past a hard limit (countHardLimit, byteHardLimit) fail with
+	// wire.ErrQuotaExceeded (zookeeper.enforceQuota). Default false: quota
+	// usage is tracked but never enforced.
+	EnforceQuota bool
 }
 
 // Meta is what a write transaction carries besides its request: the zxid
@@ -136,6 +141,17 @@ type Tree struct {
 
 	acls map[string]*aclEntry // interned ACL lists by aclKey
 
+	// quotaRoots holds the quota roots (ZooKeeper's PathTrie), each the
+	// normalised <p> of a /zookeeper/quota<p>/zookeeper_limits node
+	// created and not yet deleted.
+	quotaRoots map[string]struct{}
+
+	// Pre-transaction quota state, for checkQuota; nil outside one.
+	// Invariant: an entry exists only for a root, or a node under
+	// /zookeeper/quota, changed since Begin, and holds its value at Begin.
+	quotaRootsBase map[string]bool
+	quotaDataBase  map[string]baseData
+
 	inTxn bool
 	undo  []func() // inverse actions since Begin, applied in reverse by Rollback
 }
@@ -152,6 +168,7 @@ func New(opts Options) *Tree {
 		containers: make(map[string]struct{}),
 		ttls:       make(map[string]struct{}),
 		acls:       make(map[string]*aclEntry),
+		quotaRoots: make(map[string]struct{}),
 	}
 	root := &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe)}
 	t.acquire(root.acl)
