@@ -135,6 +135,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	s.fsm = fsm.New(fsm.Options{
 		ExtendedTypes:   cfg.ExtendedTypesEnabled,
 		SkipACL:         cfg.SkipACL,
+		EnforceQuota:    cfg.EnforceQuota,
 		ReconfigEnabled: cfg.ReconfigEnabled,
 		MaxBuffer:       s.maxBuffer,
 	})

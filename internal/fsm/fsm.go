@@ -19,6 +19,9 @@ type Options struct {
 	ExtendedTypes bool
 	// SkipACL disables every permission check (zookeeper.skipACL).
 	SkipACL bool
+	// EnforceQuota makes hard quota limits fail writes
+	// (zookeeper.enforceQuota).
+	EnforceQuota bool
 	// ReconfigEnabled selects the error a standalone reconfig gets.
 	ReconfigEnabled bool
 	// MaxBuffer bounds decoded string and buffer fields (jute.maxbuffer).
@@ -72,7 +75,7 @@ type FSM struct {
 func New(opts Options) *FSM {
 	return &FSM{
 		opts:     opts,
-		tree:     tree.New(tree.Options{SkipACL: opts.SkipACL}),
+		tree:     tree.New(tree.Options{SkipACL: opts.SkipACL, EnforceQuota: opts.EnforceQuota}),
 		sessions: make(map[int64]*Session),
 	}
 }
