@@ -124,6 +124,15 @@ func (c *conn) addAuth(id wire.ID) {
 	c.auth = append(c.auth, id)
 }
 
+func (c *conn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
 // close shuts the connection down now; queued output is dropped.
 func (c *conn) close(reason string) {
 	c.closeOnce.Do(func() {

@@ -127,10 +127,14 @@ func (c *conn) read(r *reply, f func(t *tree.Tree) (wire.Record, error)) []byte 
 	return replyFrame(r.xid, zxid, wire.CodeOf(err), resp)
 }
 
-// watchLocked registers a watch; the caller holds s.mu.RLock.
+// watchLocked registers a watch; the caller holds s.mu.RLock. Nothing is
+// registered for a closed connection: close marks it before forget drops
+// its watches under wmu, so a late registration cannot leak.
 func (c *conn) watchLocked(add func(w *watch.Registry)) {
 	c.srv.wmu.Lock()
-	add(c.srv.watches)
+	if !c.isClosed() {
+		add(c.srv.watches)
+	}
 	c.srv.wmu.Unlock()
 }
 
@@ -274,6 +278,11 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 	s.mu.RLock()
 	t := s.fsm.Tree()
 	s.wmu.Lock()
+	if c.isClosed() {
+		s.wmu.Unlock()
+		s.mu.RUnlock()
+		return nil
+	}
 	rel := sw.RelativeZxid
 	for _, p := range sw.DataWatches {
 		st, _, ok := t.Lookup(p)
