@@ -15,4 +15,11 @@
 //	WARDEN_COMPAT_ONLY=zookeeper|warden  run against one server only
 //	WARDEN_COMPAT_PEER=zookeeper         compare ZooKeeper with a second ZooKeeper
 //	WARDEN_COMPAT_BIN=/path/to/warden    use a prebuilt binary instead of go build
+//	WARDEN_COMPAT_VERBOSE=1              log raw 4lw replies in TestFourLetterWordShapes
+//
+// Writing a scenario: call differential(t, extra, func(t, s) string) and return a
+// transcript of "name key=value" lines; print stats field by field (czxid=..., ctime=...,
+// ephemeralOwner=...) so normalize can replace zxids, times and session ids. Sort
+// children lists: ZooKeeper returns them in hash-set order. Intended differences go in
+// knownDifferences, with the reason. The package's TestMain lives in harness_test.go.
 package compat
