@@ -138,8 +138,10 @@ func (c *conn) close(reason string) {
 	c.closeOnce.Do(func() {
 		c.log.Debug("closing connection", "reason", reason, "session", sessionHex(c.sessionID()))
 		close(c.closed)
-		c.nc.Close()
+		// Forget before closing the socket: a client that sees EOF and asks
+		// for stat or cons next must not find this connection listed.
 		c.srv.forget(c)
+		c.nc.Close()
 	})
 }
 

@@ -65,9 +65,6 @@ func (c *conn) fourLetterWord(cmd string, br *bufio.Reader) {
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
 	io.WriteString(c.nc, out)
-	if tc, ok := c.nc.(interface{ CloseWrite() error }); ok {
-		tc.CloseWrite()
-	}
 }
 
 // fourLetterText builds the output of one 4lw command.
