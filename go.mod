@@ -2,4 +2,4 @@ module github.com/wardenzk/warden
 
 go 1.26.8
 
-require github.com/go-zookeeper/zk v1.0.4 // indirect
+require github.com/go-zookeeper/zk v1.0.4
