@@ -27,9 +27,6 @@ const (
 	// reader stops reading past it (backpressure, like ZooKeeper's
 	// globalOutstandingLimit pausing reads).
 	maxOutstanding = 1000
-	// maxQueuedOut bounds the bytes waiting to be written to one client; a
-	// client that stops reading is disconnected past it.
-	maxQueuedOut = 64 << 20
 	// handshakeTimeout bounds how long a new connection may take to send
 	// its ConnectRequest.
 	handshakeTimeout = 30 * time.Second
@@ -151,10 +148,10 @@ func (c *conn) send(frame []byte) {
 	c.outMu.Lock()
 	c.out = append(c.out, frame)
 	c.outBytes += len(frame)
-	over := c.outBytes > maxQueuedOut
+	over := c.outBytes > c.srv.maxQueued
 	c.outMu.Unlock()
 	if over {
-		c.log.Warn("client is not reading its replies; closing the connection", "queued_bytes", maxQueuedOut)
+		c.log.Warn("client is not reading its replies; closing the connection", "queued_bytes_limit", c.srv.maxQueued)
 		go c.close("client not reading")
 		return
 	}

@@ -41,6 +41,10 @@ type Options struct {
 	// Listener, when set, is used instead of listening on the configured
 	// client address.
 	Listener net.Listener
+	// MaxQueuedBytes bounds the reply and event bytes waiting for one
+	// client; a client that stops reading is disconnected past it.
+	// Default 64 MiB.
+	MaxQueuedBytes int
 	// DisableTimers turns off the session-expiry and container tickers, so
 	// tests drive them with ExpireSessions and ExpireContainers.
 	DisableTimers bool
@@ -55,6 +59,7 @@ type Server struct {
 	id        int64
 	started   time.Time
 	maxBuffer int
+	maxQueued int
 	saslUsers map[string]string
 
 	replica *replica.Standalone
@@ -115,6 +120,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		now:       opts.Now,
 		id:        max(cfg.MyID, 0), // standalone ZooKeeper's server id is 0
 		maxBuffer: cfg.JuteMaxBuffer,
+		maxQueued: opts.MaxQueuedBytes,
 		watches:   watch.NewRegistry(),
 		waiters:   make(map[int64]func(fsm.Output)),
 		conns:     make(map[watch.WatcherID]*conn),
@@ -127,6 +133,9 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.maxQueued <= 0 {
+		s.maxQueued = 64 << 20
 	}
 	if s.maxBuffer <= 0 {
 		s.maxBuffer = wire.DefaultMaxBuffer

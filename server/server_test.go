@@ -41,6 +41,11 @@ func (quietLogger) Printf(string, ...any) {}
 // with timers off and a fake clock.
 func startServer(t *testing.T, mutate func(*Config)) (*Server, *fakeClock) {
 	t.Helper()
+	return startServerOpts(t, mutate, Options{})
+}
+
+func startServerOpts(t *testing.T, mutate func(*Config), opts Options) (*Server, *fakeClock) {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.DataLogDir = cfg.DataDir
@@ -52,12 +57,11 @@ func startServer(t *testing.T, mutate func(*Config)) (*Server, *fakeClock) {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{now: time.Now()}
-	srv, err := Start(cfg, Options{
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Now:           clock.Now,
-		Listener:      ln,
-		DisableTimers: true,
-	})
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts.Now = clock.Now
+	opts.Listener = ln
+	opts.DisableTimers = true
+	srv, err := Start(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,5 +629,37 @@ func TestMalformedRequestBodyGetsMarshallingError(t *testing.T) {
 	}
 	if err := wire.Unmarshal(body, &rh, 0); err != nil || rh.Xid != wire.XidPing || rh.Err != 0 {
 		t.Fatalf("ping reply = %+v, %v", rh, err)
+	}
+}
+
+func TestClientThatNeverReadsIsDisconnected(t *testing.T) {
+	srv, _ := startServerOpts(t, nil, Options{MaxQueuedBytes: 1 << 20})
+	good := connect(t, srv)
+	big := make([]byte, 512<<10)
+	if _, err := good.Create("/big", big, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	nc := rawSession(t, srv)
+	nc.SetDeadline(time.Now().Add(20 * time.Second))
+	// Ask for the 512 KiB node over and over without reading a byte: the
+	// socket buffers fill, then the server's queue, and the server hangs up.
+	req := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpGetData}, &wire.GetDataRequest{Path: "/big"})
+	var writeErr error
+	for i := 0; i < 400 && writeErr == nil; i++ {
+		_, writeErr = nc.Write(req)
+	}
+	// Whether or not the writes failed yet, reading now must end in EOF or
+	// reset after the replies the kernel held, never in a timeout.
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := nc.Read(buf); err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatal("server kept the non-reading client's connection open")
+			}
+			break
+		}
+	}
+	if _, _, err := good.Get("/big"); err != nil {
+		t.Fatalf("other client affected: %v", err)
 	}
 }
