@@ -40,6 +40,26 @@
 // Reads check READ (GetACL: READ or ADMIN, masking digest hashes without
 // ADMIN); Exists checks READ only when the node exists.
 //
+// # Quotas
+//
+// The tree keeps ZooKeeper's quota accounting. Creating a node named
+// zookeeper_limits under /zookeeper/quota<p> registers <p> as a quota
+// root; deleting it unregisters <p>. Creating zookeeper_stats there
+// counts the subtree <p> (nodes including <p>, and the sum of their data
+// lengths) into that node's data as "count=<n>,bytes=<n>". From then on
+// every create, delete (CloseSession and DeleteContainer included) and
+// setData under a root rewrites the stats node of the deepest root above
+// it, in place: its version, mzxid and mtime do not move, and no watch
+// fires. The text format is StatsTrack's: "count=<n>,bytes=<n>" and, when
+// other keys exist, "=" then ";key=value" in sorted key order.
+//
+// With Options.EnforceQuota, a create (one node, len(data) bytes) or
+// setData (the change in length) that would take the deepest root past
+// the countHardLimit or byteHardLimit of its limits node fails with
+// wire.ErrQuotaExceeded; soft limits (count, bytes) never fail. Like
+// ZooKeeper's PrepRequestProcessor, the check reads the tree as it was at
+// Begin: earlier ops of the same multi are not counted against it.
+//
 // # Memory
 //
 // Nodes live in one map keyed by full path; a node keeps its children as a

@@ -37,8 +37,10 @@ type CreateOp struct {
 // parent → ErrNoAuth; then the sequence suffix (%010d of the parent's
 // creation counter) is appended; ValidatePath → ErrBadArguments; existing
 // node → ErrNodeExists; parent a session ephemeral →
-// ErrNoChildrenForEphemerals. It returns the actual path, the new node's
-// stat and the NodeCreated and NodeChildrenChanged triggers.
+// ErrNoChildrenForEphemerals; with Options.EnforceQuota, a hard quota limit
+// → ErrQuotaExceeded. It returns the actual path, the new node's stat and
+// the NodeCreated and NodeChildrenChanged triggers. Quota usage is updated
+// (see the package doc).
 func (t *Tree) Create(op CreateOp, c Caller, m Meta) (string, wire.Stat, []Change, error) {
 	parentPath, ok := splitParent(op.Path)
 	if !ok {
@@ -190,7 +192,8 @@ func nextVersion(current, expected int32) (int32, error) {
 }
 
 // SetData replaces a node's data: ValidatePath → ErrBadArguments; missing
-// → ErrNoNode; no WRITE → ErrNoAuth; version mismatch → ErrBadVersion. The
+// → ErrNoNode; no WRITE → ErrNoAuth; with Options.EnforceQuota, a hard
+// byte limit → ErrQuotaExceeded; version mismatch → ErrBadVersion. The
 // node's version goes up by one (skipping -1), mzxid and mtime take the
 // txn's. It returns the new stat and the NodeDataChanged trigger.
 func (t *Tree) SetData(path string, data []byte, version int32, c Caller, m Meta) (wire.Stat, []Change, error) {
