@@ -65,6 +65,7 @@ func dump(tr *Tree) string {
 	}
 	slices.Sort(keys)
 	fmt.Fprintf(&b, "acls=%v\n", keys)
+	fmt.Fprintf(&b, "quotaRoots=%v base=%v/%v\n", sortedKeys(tr.quotaRoots), tr.quotaRootsBase, len(tr.quotaDataBase))
 	return b.String()
 }
 

@@ -47,7 +47,10 @@ func (m model) parent(path string) (string, bool) {
 	return path[:i], true
 }
 
-func (m model) create(op CreateOp, c Caller, mt Meta) (string, error) {
+// quotaCheck is the model's checkQuota: nil when quotas are off.
+type quotaCheck func(path string, bytesDiff, countDiff int64) error
+
+func (m model) create(op CreateOp, c Caller, mt Meta, check quotaCheck) (string, error) {
 	pp, ok := m.parent(op.Path)
 	if !ok {
 		return "", wire.ErrBadArguments
@@ -75,6 +78,11 @@ func (m model) create(op CreateOp, c Caller, mt Meta) (string, error) {
 	}
 	if p.owner > 0 && p.owner < 1<<40 { // the sessions used here
 		return "", wire.ErrNoChildrenForEphemerals
+	}
+	if check != nil {
+		if err := check(path, int64(len(op.Data)), 1); err != nil {
+			return "", err
+		}
 	}
 	owner := int64(0)
 	switch op.Kind {
@@ -120,7 +128,7 @@ func (m model) delete(path string, version int32, c Caller, mt Meta) error {
 	return nil
 }
 
-func (m model) setData(path string, data []byte, version int32, c Caller, mt Meta) error {
+func (m model) setData(path string, data []byte, version int32, c Caller, mt Meta, check quotaCheck) error {
 	if ValidatePath(path) != nil {
 		return wire.ErrBadArguments
 	}
@@ -130,6 +138,11 @@ func (m model) setData(path string, data []byte, version int32, c Caller, mt Met
 	}
 	if !MatchACL(n.acl, wire.PermWrite, c, false) {
 		return wire.ErrNoAuth
+	}
+	if check != nil {
+		if err := check(path, int64(len(data)-len(n.data)), 0); err != nil {
+			return err
+		}
 	}
 	if version != -1 && version != n.version {
 		return wire.ErrBadVersion
@@ -174,10 +187,66 @@ func (m model) closeSession(s int64, mt Meta) {
 	}
 }
 
-func (m model) render() string {
+// modelQuota is a quota root of the model, set up before any node under
+// it exists, so that its stats are a function of the current nodes.
+type modelQuota struct {
+	root   string
+	limits statsTrack
+}
+
+// deepestRoot returns the index of the deepest quota root containing path.
+func deepestRoot(quotas []modelQuota, path string) int {
+	best, depth := -1, -1
+	for i, q := range quotas {
+		if (path == q.root || strings.HasPrefix(path, q.root+"/")) && len(q.root) > depth {
+			best, depth = i, len(q.root)
+		}
+	}
+	return best
+}
+
+// usage is what the stats node of quotas[i] must hold: the nodes whose
+// deepest root it is and their data bytes.
+func (m model) usage(quotas []modelQuota, i int) statsTrack {
+	s := statsTrack{keyCount: 0, keyBytes: 0}
+	for p, n := range m {
+		if deepestRoot(quotas, p) == i {
+			s[keyCount]++
+			s[keyBytes] += int64(len(n.data))
+		}
+	}
+	return s
+}
+
+// check returns the model's checkQuota against committed.
+func (quotas quotaSet) check(committed func() model) quotaCheck {
+	return func(path string, bytesDiff, countDiff int64) error {
+		i := deepestRoot(quotas, path)
+		if i < 0 {
+			return nil
+		}
+		cur, lim := committed().usage(quotas, i), quotas[i].limits
+		if h := lim.get(keyCountHardLimit); countDiff != 0 && h > -1 && cur[keyCount]+countDiff > h {
+			return wire.ErrQuotaExceeded
+		}
+		if h := lim.get(keyByteHardLimit); bytesDiff != 0 && h > -1 && cur[keyBytes]+bytesDiff > h {
+			return wire.ErrQuotaExceeded
+		}
+		return nil
+	}
+}
+
+type quotaSet []modelQuota
+
+func (m model) render(quotas quotaSet) string {
 	var b strings.Builder
 	for _, p := range slices.Sorted(maps.Keys(m)) {
 		n := m[p]
+		for i, q := range quotas {
+			if p == statsPath(q.root) {
+				n.data = m.usage(quotas, i).bytes()
+			}
+		}
 		k := m.kids(p)
 		owner := n.owner
 		if owner < 0 {
@@ -223,9 +292,51 @@ func TestAgainstModel(t *testing.T) {
 	}
 }
 
+// modelFrom copies a tree into a model.
+func modelFrom(tr *Tree) model {
+	m := model{}
+	for p, n := range tr.nodes {
+		m[p] = mnode{data: n.data, acl: n.acl.acl, czxid: n.czxid, mzxid: n.mzxid, pzxid: n.pzxid,
+			ctime: n.ctime, mtime: n.mtime, version: n.version, cversion: n.cversion, aversion: n.aversion, owner: n.owner}
+	}
+	return m
+}
+
+// TestAgainstModelWithQuotas runs the model test with enforced quotas on
+// nested roots set up first; the model derives every stats node from the
+// current nodes and checks hard limits against the committed state.
+func TestAgainstModelWithQuotas(t *testing.T) {
+	quotas := quotaSet{
+		{root: "/a", limits: statsTrack{keyCountHardLimit: 4}},
+		{root: "/a/b", limits: statsTrack{keyByteHardLimit: 6}},
+		{root: "/b/c", limits: statsTrack{keyCount: 1}},
+	}
+	for seed := uint64(5); seed <= 8; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			tr := New(Options{EnforceQuota: true})
+			for _, q := range quotas {
+				p := ""
+				for _, c := range strings.Split(quotaPath+q.root, "/")[1:] {
+					if p += "/" + c; tr.nodes[p] == nil {
+						mustCreate(t, tr, p, 1)
+					}
+				}
+				if _, _, _, err := tr.Create(CreateOp{Path: p + "/" + quotaLimitsName, Data: q.limits.bytes(), ACL: open}, anyone, meta(1)); err != nil {
+					t.Fatal(err)
+				}
+				mustCreate(t, tr, p+"/"+quotaStatsName, 1)
+			}
+			runModelOn(t, seed, 1500, tr, modelFrom(tr), quotas)
+		})
+	}
+}
+
 func runModel(t *testing.T, seed uint64, steps int) {
+	runModelOn(t, seed, steps, New(Options{}), newModel(), nil)
+}
+
+func runModelOn(t *testing.T, seed uint64, steps int, tr *Tree, m model, quotas quotaSet) {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	tr, m := New(Options{}), newModel()
 	names := []string{"a", "b", "c", "zookeeper"}
 	pick := func() string {
 		parts := []string{""}
@@ -249,6 +360,16 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	datas := [][]byte{nil, {}, []byte("x"), []byte("hello")}
 	var saved model
 	inTxn := false
+	var check quotaCheck
+	exceeded := 0
+	if quotas != nil {
+		check = quotas.check(func() model {
+			if inTxn {
+				return saved
+			}
+			return m
+		})
+	}
 	for i := 0; i < steps; i++ {
 		zxid := int64(i + 1)
 		mt := Meta{Zxid: zxid, Time: 10 * zxid, Session: int64(rng.IntN(3) + 1)}
@@ -267,7 +388,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			desc = fmt.Sprintf("create %+v", cop)
 			var gp, wp string
 			gp, _, _, got = tr.Create(cop, c, mt)
-			wp, want = m.create(cop, c, mt)
+			wp, want = m.create(cop, c, mt, check)
 			if gp != wp {
 				t.Fatalf("step %d %s: path %q, model %q", i, desc, gp, wp)
 			}
@@ -280,7 +401,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			p, v, d := pick(), int32(rng.IntN(3)-1), datas[rng.IntN(len(datas))]
 			desc = fmt.Sprintf("setData %q %d", p, v)
 			_, _, got = tr.SetData(p, d, v, c, mt)
-			want = m.setData(p, d, v, c, mt)
+			want = m.setData(p, d, v, c, mt, check)
 		case op < 9:
 			p, v, a := pick(), int32(rng.IntN(3)-1), acls[rng.IntN(len(acls))]
 			desc = fmt.Sprintf("setACL %q %d %v", p, v, a)
@@ -294,6 +415,9 @@ func runModel(t *testing.T, seed uint64, steps int) {
 		if got != want {
 			t.Fatalf("step %d %s as %v: %v, model %v", i, desc, c.IDs, got, want)
 		}
+		if got == wire.ErrQuotaExceeded {
+			exceeded++
+		}
 		if inTxn && (got != nil || rng.IntN(4) == 0) {
 			if got != nil || rng.IntN(2) == 0 {
 				tr.Rollback()
@@ -303,9 +427,12 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			}
 			inTxn = false
 		}
-		if a, b := renderTree(t, tr), m.render(); a != b {
+		if a, b := renderTree(t, tr), m.render(quotas); a != b {
 			t.Fatalf("step %d %s: state differs\ntree:\n%s\nmodel:\n%s", i, desc, a, b)
 		}
 		checkInvariants(t, tr)
+	}
+	if quotas != nil && exceeded == 0 {
+		t.Error("no operation hit a hard quota limit")
 	}
 }

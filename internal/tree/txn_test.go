@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/wardenzk/warden/wire"
@@ -21,7 +22,13 @@ func TestRollbackRestoresExactly(t *testing.T) {
 	if _, _, _, err := tr.Create(CreateOp{Path: "/t", ACL: open, Kind: KindTTL, TTL: 9}, anyone, meta(5)); err != nil {
 		t.Fatal(err)
 	}
+	for i, p := range []string{quotaPath + "/a", quotaPath + "/a/zookeeper_limits", quotaPath + "/a/zookeeper_stats"} {
+		mustCreate(t, tr, p, int64(10+i))
+	}
 	before := dump(tr)
+	if !strings.Contains(before, "quotaRoots=[/a]") || !strings.Contains(before, `count=3,bytes=2`) {
+		t.Fatalf("quota on /a not set up:\n%s", before)
+	}
 
 	tr.Begin()
 	m := meta(6)
@@ -49,6 +56,27 @@ func TestRollbackRestoresExactly(t *testing.T) {
 			_, _, _, err := tr.Create(CreateOp{Path: "/t", ACL: open, Kind: KindContainer}, anyone, m)
 			return err
 		},
+		func() error { _, err := tr.Delete(quotaPath+"/a/zookeeper_limits", -1, anyone, m); return err },
+		func() error {
+			_, _, _, err := tr.Create(CreateOp{Path: "/a/after", Data: []byte("zz"), ACL: open}, anyone, m)
+			return err
+		},
+		func() error {
+			_, _, _, err := tr.Create(CreateOp{Path: quotaPath + "/t", ACL: open}, anyone, m)
+			return err
+		},
+		func() error {
+			_, _, _, err := tr.Create(CreateOp{Path: quotaPath + "/t/zookeeper_limits", ACL: open}, anyone, m)
+			return err
+		},
+		func() error {
+			_, _, _, err := tr.Create(CreateOp{Path: quotaPath + "/t/zookeeper_stats", ACL: open}, anyone, m)
+			return err
+		},
+		func() error {
+			_, _, _, err := tr.Create(CreateOp{Path: "/t/x", Data: []byte("x"), ACL: open}, anyone, m)
+			return err
+		},
 		func() error {
 			_, err := tr.SetACL("/a", acl(wire.PermAll, "ip", "10.0.0.0/8"), -1, anyone, m)
 			return err
@@ -60,8 +88,8 @@ func TestRollbackRestoresExactly(t *testing.T) {
 		}
 	}
 	checkInvariants(t, tr)
-	if dump(tr) == before {
-		t.Fatal("the steps changed nothing")
+	if d := dump(tr); d == before || !strings.Contains(d, "quotaRoots=[/t]") || !strings.Contains(d, `count=2,bytes=1`) {
+		t.Fatalf("the steps did not do what they should:\n%s", d)
 	}
 	tr.Rollback()
 	if after := dump(tr); after != before {
