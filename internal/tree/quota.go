@@ -29,8 +29,8 @@ type statsTrack map[string]int64
 // parseStatsTrack parses quota text as StatsTrack does: pairs separated by
 // runs of ',' and ';', each split on '=' (trailing empty parts dropped, a
 // present but empty value reads -1, a later key wins). ok is false where
-// ZooKeeper throws: nil data, a pair without '=' or with an empty key part
-// list, a value that is not a decimal int64.
+// ZooKeeper throws: nil data, a pair with fewer than two parts (no value,
+// or a leading separator), a value that is not a decimal int64.
 func parseStatsTrack(data []byte) (s statsTrack, ok bool) {
 	if data == nil {
 		return nil, false
