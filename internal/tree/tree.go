@@ -189,14 +189,6 @@ func (t *Tree) get(path string) *node {
 	return t.nodes[path]
 }
 
-// canonical maps "" to "/", the key the root is stored under.
-func canonical(path string) string {
-	if path == "" {
-		return "/"
-	}
-	return path
-}
-
 func (t *Tree) allowed(n *node, perm wire.Perm, c Caller) bool {
 	return MatchACL(n.acl.acl, perm, c, t.opts.SkipACL)
 }
