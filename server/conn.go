@@ -37,21 +37,29 @@ const (
 type reply struct {
 	xid   int32
 	op    wire.OpCode
-	start time.Time
-	// exec computes the reply frame of a read once every earlier request
-	// of the connection has completed.
+	start time.Time // zero for internal markers, which are not measured
+	// caller is the connection's identities when the request arrived: a
+	// later addauth does not apply to it, as in ZooKeeper.
+	caller tree.Caller
+	// exec runs a read once every earlier request of the connection has
+	// completed. It queues its own reply (under the state machine's read
+	// lock, so no event it armed can overtake it) and returns nil, or
+	// returns a frame for the processor to send.
 	exec func() []byte
-	// done is closed when frame has been filled in by the apply goroutine.
-	done  chan struct{}
-	frame []byte
+	// body is a write's request record; the processor proposes it.
+	body []byte
+	// done is closed once the write is applied and its reply queued.
+	done chan struct{}
 	// closeAfter closes the connection once the reply is written.
 	closeAfter bool
 }
 
 // conn is one client connection. Three goroutines serve it: the reader
-// (decodes requests, proposes writes, queues replies in order), the
-// processor (completes replies in order: runs reads, waits for writes) and
-// the flusher (writes queued frames to the socket).
+// (decodes requests and queues them in order), the processor (proposes
+// writes in order and runs each read once every earlier write has been
+// applied) and the flusher (writes queued frames to the socket). Write
+// replies are queued by the apply goroutine, right after the events the
+// write caused.
 type conn struct {
 	srv *Server
 	nc  net.Conn
@@ -315,6 +323,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	c.timeout.Store(timeout)
 	c.readTimeout()
 	c.stats.lastOp.Store(opSESS)
+	c.stats.lastZxid.Store(c.srv.lastZxid.Load())
 	c.send(frameOf(func(e *wire.Encoder) { resp.Encode(e) }))
 	c.log.Debug("session established", "session", sessionHex(resp.SessionID), "timeout_ms", timeout)
 	return true
@@ -374,34 +383,74 @@ func (c *conn) enqueue(r *reply) bool {
 	}
 }
 
-// processLoop completes replies in request order.
+// processLoop handles requests in arrival order. Writes are proposed as
+// they come (pipelined, at most maxOutstanding in flight); a read waits
+// until every earlier write has been applied, so it sees exactly the
+// writes sent before it, and its reply follows theirs.
 func (c *conn) processLoop() {
+	var inflight []*reply // proposed writes, oldest first
 	for {
+		var headDone <-chan struct{}
+		next := c.replies
+		if len(inflight) > 0 {
+			headDone = inflight[0].done
+			if len(inflight) >= maxOutstanding {
+				next = nil // backpressure: wait for the oldest write first
+			}
+		}
 		var r *reply
 		select {
-		case r = <-c.replies:
+		case <-headDone:
+			w := inflight[0]
+			inflight = inflight[1:]
+			c.observe(w)
+			if w.closeAfter {
+				return
+			}
+			continue
+		case r = <-next:
 		case <-c.closed:
 			return
 		}
-		if r.exec != nil {
-			r.frame = r.exec()
-		} else {
+		if r.exec == nil {
+			if !c.propose(r) {
+				return
+			}
+			inflight = append(inflight, r)
+			continue
+		}
+		for _, w := range inflight {
 			select {
-			case <-r.done:
+			case <-w.done:
 			case <-c.closed:
 				return
 			}
+			c.observe(w)
+			if w.closeAfter {
+				return
+			}
 		}
-		c.stats.observe(r, c.srv.now())
-		c.srv.stats.observe(c.srv.now().Sub(r.start))
+		inflight = inflight[:0]
+		frame := r.exec()
+		c.observe(r)
 		if r.closeAfter {
-			c.sendAndClose(r.frame)
+			c.sendAndClose(frame)
 			return
 		}
-		if r.frame != nil {
-			c.send(r.frame)
+		if frame != nil {
+			c.send(frame)
 		}
 	}
+}
+
+// observe records a completed request in the latency statistics.
+func (c *conn) observe(r *reply) {
+	if r.start.IsZero() {
+		return
+	}
+	now := c.srv.now()
+	c.stats.observe(r, now)
+	c.srv.stats.observe(now.Sub(r.start))
 }
 
 // frameOf encodes one frame: a length prefix and the body.

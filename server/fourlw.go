@@ -40,11 +40,10 @@ func VersionLine() string {
 	return fmt.Sprintf("Zookeeper version: %s-%s, built on %s GMT", ZooKeeperVersion, rev, when.Format("01/02/2006 15:04"))
 }
 
-// fullVersion is the "3.8.4-<id>" part of the version line.
+// fullVersion is the version line without its label, as mntr's
+// zk_version and envi's zookeeper.version print it.
 func fullVersion() string {
-	v := strings.TrimPrefix(VersionLine(), "Zookeeper version: ")
-	v, _, _ = strings.Cut(v, ",")
-	return v
+	return strings.TrimPrefix(VersionLine(), "Zookeeper version: ")
 }
 
 // fourLetterWord answers a 4lw command and closes the connection, as
@@ -61,6 +60,7 @@ func (c *conn) fourLetterWord(cmd string, br *bufio.Reader) {
 			io.ReadFull(br, mask[:])
 		}
 		c.stats.received.Add(1)
+		s.stats.received.Add(1)
 		out = s.fourLetterText(cmd)
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
@@ -222,7 +222,7 @@ func (c *conn) consLine(long bool) string {
 			// avglat is an integer in 3.8 (a long division), and
 			// go-zookeeper's parser requires that.
 			fmt.Fprintf(&b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d",
-				c.stats.lastZxid.Load(), c.stats.lastResponse.Load(), c.stats.lastLatency.Load(),
+				uint64(c.stats.lastZxid.Load()), c.stats.lastResponse.Load(), c.stats.lastLatency.Load(),
 				lmin, int64(lavg), lmax)
 		}
 	}
@@ -286,7 +286,7 @@ func (s *Server) writeEnvi(b *strings.Builder) {
 	runtime.ReadMemStats(&ms)
 	b.WriteString("Environment:\n")
 	for _, kv := range [][2]string{
-		{"zookeeper.version", VersionLine()[len("Zookeeper version: "):]},
+		{"zookeeper.version", fullVersion()},
 		{"host.name", host},
 		{"java.version", runtime.Version()},
 		{"java.vendor", "Warden (Go)"},

@@ -28,9 +28,14 @@ func (c *conn) dispatch(r *reply, body []byte) bool {
 	if r.xid >= 0 {
 		c.stats.lastCxid.Store(r.xid)
 	}
+	r.caller = c.caller()
 	switch {
 	case r.op == wire.OpPing:
-		r.exec = func() []byte { return replyFrame(wire.XidPing, c.srv.lastZxid.Load(), wire.CodeOK, nil) }
+		r.exec = func() []byte {
+			zxid := c.srv.lastZxid.Load()
+			c.stats.lastZxid.Store(zxid)
+			return replyFrame(wire.XidPing, zxid, wire.CodeOK, nil)
+		}
 		return c.enqueue(r)
 	case r.op == wire.OpAuth:
 		return c.authPacket(r, body)
@@ -61,27 +66,41 @@ func (c *conn) dispatch(r *reply, body []byte) bool {
 	return c.enqueue(r)
 }
 
-// write proposes a write request; its reply is completed at apply time.
+// write queues a write request; the processor proposes it in order.
 func (c *conn) write(r *reply, body []byte) bool {
 	r.done = make(chan struct{})
 	r.closeAfter = r.op == wire.OpCloseSession
+	r.body = append([]byte(nil), body...)
 	if !c.enqueue(r) {
 		return false
 	}
-	e := &fsm.Entry{
-		Op: r.op, Session: c.sessionID(), Xid: r.xid,
-		Auth: c.caller().IDs, Body: append([]byte(nil), body...),
+	return !r.closeAfter
+}
+
+// propose sends a queued write to the log. Its reply is queued at apply
+// time, under the state machine's lock, right after the events it caused.
+func (c *conn) propose(r *reply) bool {
+	sid := c.sessionID()
+	if r.op == wire.OpCloseSession {
+		// From now on the session cannot be re-attached elsewhere.
+		c.srv.markClosing(sid)
 	}
+	e := &fsm.Entry{Op: r.op, Session: sid, Xid: r.xid, Auth: r.caller.IDs, Body: r.body}
 	err := c.srv.propose(e, func(out fsm.Output) {
 		c.stats.lastZxid.Store(out.Zxid)
-		r.frame = replyFrame(r.xid, out.Zxid, out.Err, out.Resp)
+		f := replyFrame(r.xid, out.Zxid, out.Err, out.Resp)
+		if r.closeAfter {
+			c.sendAndClose(f)
+		} else {
+			c.send(f)
+		}
 		close(r.done)
 	})
 	if err != nil {
 		c.close("server stopping")
 		return false
 	}
-	return !r.closeAfter
+	return true
 }
 
 type readFunc func(r *reply, req wire.Record) []byte
@@ -116,15 +135,18 @@ func (c *conn) readHandler(op wire.OpCode) readFunc {
 	return nil
 }
 
-// read runs f under the state machine's read lock and returns the reply
-// frame with the current zxid.
+// read runs f under the state machine's read lock and queues the reply,
+// with the current zxid, before the lock is released: an event for a watch
+// f armed can only be queued after it.
 func (c *conn) read(r *reply, f func(t *tree.Tree) (wire.Record, error)) []byte {
 	s := c.srv
 	s.mu.RLock()
+	defer s.mu.RUnlock()
 	resp, err := f(s.fsm.Tree())
 	zxid := s.fsm.LastZxid()
-	s.mu.RUnlock()
-	return replyFrame(r.xid, zxid, wire.CodeOf(err), resp)
+	c.stats.lastZxid.Store(zxid)
+	c.send(replyFrame(r.xid, zxid, wire.CodeOf(err), resp))
+	return nil
 }
 
 // watchLocked registers a watch; the caller holds s.mu.RLock. Nothing is
@@ -144,7 +166,7 @@ func (c *conn) exists(r *reply, req wire.Record) []byte {
 		if strings.IndexByte(q.Path, 0) >= 0 {
 			return nil, wire.ErrBadArguments
 		}
-		st, err := t.Exists(q.Path, c.caller())
+		st, err := t.Exists(q.Path, r.caller)
 		if q.Watch && (err == nil || err == wire.ErrNoNode) {
 			c.watchLocked(func(w *watch.Registry) { w.AddData(q.Path, c.id) })
 		}
@@ -155,7 +177,7 @@ func (c *conn) exists(r *reply, req wire.Record) []byte {
 func (c *conn) getData(r *reply, req wire.Record) []byte {
 	q := req.(*wire.GetDataRequest)
 	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
-		data, st, err := t.GetData(q.Path, c.caller())
+		data, st, err := t.GetData(q.Path, r.caller)
 		if err == nil && q.Watch {
 			c.watchLocked(func(w *watch.Registry) { w.AddData(q.Path, c.id) })
 		}
@@ -173,7 +195,7 @@ func (c *conn) getChildren(r *reply, req wire.Record) []byte {
 		path, watchIt = q.Path, q.Watch
 	}
 	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
-		kids, st, err := t.GetChildren(path, c.caller())
+		kids, st, err := t.GetChildren(path, r.caller)
 		if err == nil && watchIt {
 			c.watchLocked(func(w *watch.Registry) { w.AddChild(path, c.id) })
 		}
@@ -187,7 +209,7 @@ func (c *conn) getChildren(r *reply, req wire.Record) []byte {
 func (c *conn) getACL(r *reply, req wire.Record) []byte {
 	q := req.(*wire.GetACLRequest)
 	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
-		acl, st, err := t.GetACL(q.Path, c.caller())
+		acl, st, err := t.GetACL(q.Path, r.caller)
 		return &wire.GetACLResponse{ACL: acl, Stat: st}, err
 	})
 }
@@ -195,7 +217,7 @@ func (c *conn) getACL(r *reply, req wire.Record) []byte {
 func (c *conn) allChildrenNumber(r *reply, req wire.Record) []byte {
 	q := req.(*wire.GetAllChildrenNumberRequest)
 	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
-		n, err := t.AllChildrenNumber(q.Path, c.caller())
+		n, err := t.AllChildrenNumber(q.Path, r.caller)
 		return &wire.GetAllChildrenNumberResponse{TotalNumber: n}, err
 	})
 }
@@ -215,7 +237,7 @@ func (c *conn) getEphemerals(r *reply, req wire.Record) []byte {
 func (c *conn) multiRead(r *reply, req wire.Record) []byte {
 	q := req.(*wire.MultiRequest)
 	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
-		caller := c.caller()
+		caller := r.caller
 		results := make([]wire.MultiResult, 0, len(q.Ops))
 		for _, op := range q.Ops {
 			switch o := op.Req.(type) {
@@ -248,7 +270,7 @@ func (c *conn) multiRead(r *reply, req wire.Record) []byte {
 }
 
 func (c *conn) whoAmI(r *reply, _ wire.Record) []byte {
-	ids := c.caller().IDs
+	ids := r.caller.IDs
 	infos := make([]wire.ClientInfo, 0, len(ids))
 	for _, id := range ids {
 		infos = append(infos, wire.ClientInfo{AuthScheme: id.Scheme, User: auth.UserName(id.Scheme, id.ID)})
@@ -320,9 +342,9 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 		s.watches.AddPersistent(p, c.id, true)
 	}
 	s.wmu.Unlock()
-	zxid := s.fsm.LastZxid()
+	c.send(replyFrame(r.xid, s.fsm.LastZxid(), wire.CodeOK, nil))
 	s.mu.RUnlock()
-	return replyFrame(r.xid, zxid, wire.CodeOK, nil)
+	return nil
 }
 
 func (c *conn) addWatch(r *reply, req wire.Record) []byte {
@@ -378,7 +400,9 @@ func (c *conn) authPacket(r *reply, body []byte) bool {
 		return false
 	}
 	if err := wire.Unmarshal(body, &p, c.srv.maxBuffer); err != nil {
-		return fail()
+		// ZooKeeper closes the connection without a reply.
+		c.log.Info("undecodable auth packet; closing the connection", "err", err)
+		return false
 	}
 	switch p.Scheme {
 	case "digest":
@@ -439,7 +463,7 @@ func (c *conn) saslPacket(r *reply, body []byte) bool {
 		}
 	}
 	r.exec = func() []byte {
-		return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.CodeOK, &wire.SetSASLResponse{Token: challenge})
+		return replyFrame(r.xid, 0, wire.CodeOK, &wire.SetSASLResponse{Token: challenge})
 	}
 	return c.enqueue(r)
 }

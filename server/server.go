@@ -296,7 +296,8 @@ func (s *Server) forget(c *conn) {
 func (s *Server) connByID(id watch.WatcherID) *conn { return s.conns[id] }
 
 // propose sends an entry to the log and calls done with its output once it
-// is applied. done runs on the apply goroutine with no locks held.
+// is applied. done runs on the apply goroutine while it holds s.mu, so it
+// must be quick and must not block or take s.mu.
 func (s *Server) propose(e *fsm.Entry, done func(fsm.Output)) error {
 	e.Origin = s.id
 	e.ReqID = s.reqID.Add(1)
@@ -335,21 +336,22 @@ func (s *Server) apply(index, term uint64, data []byte) {
 	if len(out.Changes) > 0 {
 		s.fireWatches(out.Changes)
 	}
+	// The proposer's waiter runs under the lock too: a write's reply is
+	// queued after its own events and before any later read can run.
+	if e.Origin == s.id {
+		s.waitMu.Lock()
+		done := s.waiters[e.ReqID]
+		delete(s.waiters, e.ReqID)
+		s.waitMu.Unlock()
+		if done != nil {
+			done(out)
+		}
+	}
 	s.mu.Unlock()
 	s.stats.commits.Add(1)
 
 	if out.ClosedSession != 0 {
 		s.sessionClosed(out.ClosedSession)
-	}
-	if e.Origin != s.id {
-		return
-	}
-	s.waitMu.Lock()
-	done := s.waiters[e.ReqID]
-	delete(s.waiters, e.ReqID)
-	s.waitMu.Unlock()
-	if done != nil {
-		done(out)
 	}
 }
 

@@ -59,6 +59,16 @@ func (s *Server) reattach(id int64, c *conn, timeout time.Duration) bool {
 	return true
 }
 
+// markClosing stops a session from being re-attached: its closeSession
+// has been proposed.
+func (s *Server) markClosing(id int64) {
+	s.sessMu.Lock()
+	if ls, ok := s.live[id]; ok {
+		ls.closing = true
+	}
+	s.sessMu.Unlock()
+}
+
 // ExpireSessions proposes closeSession for every session whose deadline
 // is not after now. The timer loop calls it every tick; tests call it with
 // a fake clock.
@@ -98,6 +108,7 @@ func (s *Server) sessionClosed(id int64) {
 // closeAfterPending closes the connection once replies already queued for
 // it are written.
 func (c *conn) closeAfterPending() {
+	// An internal marker: no start time, so it is not measured.
 	r := &reply{exec: func() []byte { return nil }, closeAfter: true}
 	select {
 	case c.replies <- r:

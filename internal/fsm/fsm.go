@@ -166,6 +166,14 @@ func (f *FSM) Apply(term uint64, e *Entry) Output {
 			out.Err = wire.ErrMarshallingError
 			return out
 		}
+		for _, op := range req.Ops {
+			if !isMultiWrite(op.Type) {
+				// ZooKeeper cannot turn a read op into a transaction and
+				// fails the whole request, without a multi body.
+				out.Err = wire.ErrMarshallingError
+				return out
+			}
+		}
 		out.Resp, out.Changes = f.applyMulti(req.Ops, caller, meta)
 		return out
 	}
@@ -275,15 +283,7 @@ func (f *FSM) applyMulti(ops []wire.MultiOp, c tree.Caller, m tree.Meta) (wire.R
 	var changes []tree.Change
 	results := make([]wire.MultiResult, 0, len(ops))
 	for i, op := range ops {
-		var res opResult
-		var err error
-		switch op.Type {
-		case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL,
-			wire.OpDelete, wire.OpSetData, wire.OpCheck:
-			res, err = f.applyOp(op.Type, op.Req, c, m)
-		default:
-			err = wire.ErrBadArguments
-		}
+		res, err := f.applyOp(op.Type, op.Req, c, m)
 		if err != nil {
 			f.tree.Rollback()
 			return wire.FailedMultiResponse(len(ops), i, wire.CodeOf(err)), nil
@@ -293,6 +293,16 @@ func (f *FSM) applyMulti(ops []wire.MultiOp, c tree.Caller, m tree.Meta) (wire.R
 	}
 	f.tree.Commit()
 	return &wire.MultiResponse{Results: results}, changes
+}
+
+// isMultiWrite reports whether op may appear in a multi transaction.
+func isMultiWrite(op wire.OpCode) bool {
+	switch op {
+	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL,
+		wire.OpDelete, wire.OpSetData, wire.OpCheck:
+		return true
+	}
+	return false
 }
 
 // CheckPassword reports whether passwd opens session id.

@@ -205,3 +205,17 @@ func TestEntryRoundTrip(t *testing.T) {
 		t.Fatal("unknown entry version decoded")
 	}
 }
+
+func TestMultiWithReadOpsIsMarshallingError(t *testing.T) {
+	f := newWithSession(t, Options{})
+	before := f.LastZxid()
+	out := apply(f, 1, wire.OpMulti, &wire.MultiRequest{Ops: []wire.MultiOp{
+		{Type: wire.OpGetData, Req: &wire.GetDataRequest{Path: "/"}},
+	}})
+	if out.Err != wire.ErrMarshallingError || out.Resp != nil {
+		t.Fatalf("multi with a read op = %v, %T", out.Err, out.Resp)
+	}
+	if out.Zxid != before+1 {
+		t.Fatalf("zxid %#x after %#x: the failed request still consumes one", out.Zxid, before)
+	}
+}

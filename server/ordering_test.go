@@ -1,0 +1,144 @@
+package server
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenzk/warden/wire"
+)
+
+// readFrames reads n replies (skipping nothing) from a raw connection.
+func readReply(t *testing.T, c *rawClient) (wire.ReplyHeader, *wire.Decoder) {
+	t.Helper()
+	body, err := wire.ReadFrame(c.nc, wire.DefaultMaxBuffer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := wire.NewDecoder(body, 0)
+	var h wire.ReplyHeader
+	h.Decode(d)
+	return h, d
+}
+
+// A read pipelined before a write must not see the write.
+func TestPipelinedReadDoesNotSeeLaterWrite(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	c := newRawClient(t, srv)
+	c.do(wire.OpCreate, &wire.CreateRequest{Path: "/rw", ACL: wire.OpenACLUnsafe}, nil)
+	for i := 0; i < 300; i++ {
+		batch := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1000, Type: wire.OpGetData}, &wire.GetDataRequest{Path: "/rw"})
+		batch = wire.AppendRecords(batch, &wire.RequestHeader{Xid: 1001, Type: wire.OpSetData}, &wire.SetDataRequest{Path: "/rw", Version: -1})
+		c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.nc.Write(batch); err != nil {
+			t.Fatal(err)
+		}
+		h, d := readReply(t, c)
+		var gd wire.GetDataResponse
+		gd.Decode(d)
+		if h.Xid != 1000 || gd.Stat.Version != int32(i) {
+			t.Fatalf("round %d: getData reply xid %d saw version %d, want %d", i, h.Xid, gd.Stat.Version, i)
+		}
+		h2, _ := readReply(t, c)
+		if h2.Xid != 1001 || h2.Zxid <= h.Zxid {
+			t.Fatalf("round %d: setData reply %+v after read zxid %#x", i, h2, h.Zxid)
+		}
+	}
+}
+
+// A watch event must never reach the client before the reply of the
+// request that set the watch (clients attach the watcher on the reply and
+// would drop the event, losing the watch).
+func TestWatchEventNeverOvertakesItsReply(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	watcher := newRawClient(t, srv)
+	writer := newRawClient(t, srv)
+	writer.do(wire.OpCreate, &wire.CreateRequest{Path: "/hot", ACL: wire.OpenACLUnsafe}, nil)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w := newRawClient(t, srv)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			w.xid++
+			w.nc.SetDeadline(time.Now().Add(10 * time.Second))
+			w.nc.Write(wire.AppendRecords(nil, &wire.RequestHeader{Xid: w.xid, Type: wire.OpSetData},
+				&wire.SetDataRequest{Path: "/hot", Version: -1}))
+			if _, err := wire.ReadFrame(w.nc, 0, nil); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+
+	armed := false // a watch is registered and its reply has arrived
+	for i := 0; i < 2000; i++ {
+		xid := int32(i + 1)
+		watcher.nc.SetDeadline(time.Now().Add(10 * time.Second))
+		watcher.nc.Write(wire.AppendRecords(nil, &wire.RequestHeader{Xid: xid, Type: wire.OpGetData},
+			&wire.GetDataRequest{Path: "/hot", Watch: true}))
+		for {
+			h, _ := readReply(t, watcher)
+			if h.Xid == wire.XidNotification {
+				if !armed {
+					t.Fatalf("round %d: event arrived before the reply that armed its watch", i)
+				}
+				armed = false
+				continue
+			}
+			if h.Xid != xid {
+				t.Fatalf("reply xid %d, want %d", h.Xid, xid)
+			}
+			armed = true
+			break
+		}
+	}
+}
+
+// A request sent before addauth is checked without the identity addauth
+// adds, even when all three are pipelined in one write.
+func TestAuthAppliesOnlyToLaterRequests(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	owner := newRawClient(t, srv)
+	owner.do(wire.OpAuth, &wire.AuthPacket{Scheme: "digest", Auth: []byte("bob:secret")}, nil)
+	owner.do(wire.OpCreate, &wire.CreateRequest{Path: "/secret", ACL: wire.CreatorAllACL}, nil)
+
+	c := newRawClient(t, srv)
+	batch := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpGetData}, &wire.GetDataRequest{Path: "/secret"})
+	batch = wire.AppendRecords(batch, &wire.RequestHeader{Xid: wire.XidAuth, Type: wire.OpAuth}, &wire.AuthPacket{Scheme: "digest", Auth: []byte("bob:secret")})
+	batch = wire.AppendRecords(batch, &wire.RequestHeader{Xid: 2, Type: wire.OpGetData}, &wire.GetDataRequest{Path: "/secret"})
+	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	c.nc.Write(batch)
+	want := []struct {
+		xid int32
+		err wire.Code
+	}{{1, wire.ErrNoAuth}, {wire.XidAuth, wire.CodeOK}, {2, wire.CodeOK}}
+	for _, w := range want {
+		h, _ := readReply(t, c)
+		if h.Xid != w.xid || h.Err != w.err {
+			t.Fatalf("reply %+v, want xid %d err %v", h, w.xid, w.err)
+		}
+	}
+}
+
+// Statistics stay sane after a session expires under an open connection.
+func TestExpiryKeepsLatencyStatsSane(t *testing.T) {
+	srv, clock := startServer(t, nil)
+	c := newRawClient(t, srv)
+	c.do(wire.OpExists, &wire.ExistsRequest{Path: "/"}, nil)
+	srv.ExpireSessions(clock.Advance(time.Hour))
+	if _, err := wire.ReadFrame(c.nc, 0, nil); err == nil {
+		t.Fatal("connection of an expired session stayed open")
+	}
+	_, _, max := srv.stats.lat.get()
+	if max > int64(time.Minute/time.Millisecond) {
+		t.Fatalf("max latency %d ms after an expiry", max)
+	}
+}
