@@ -1,0 +1,36 @@
+// Package recipe implements the classic ZooKeeper coordination recipes on
+// top of package client: locks, leader election, barriers, counters and
+// queues. Node layouts follow Apache Curator's recipes wherever Curator has
+// the same recipe, so a Go process and a Java Curator process can share one
+// lock, semaphore or election.
+//
+// Every recipe follows the same rules:
+//
+//   - Herd-free: a waiter watches only the node it must (for a lock, its
+//     predecessor), never all children, so a release wakes exactly one
+//     waiter.
+//   - Protected creates: sequential-ephemeral nodes are named
+//     "_c_<uuid>-<name><seq>" (Curator's protected mode). After
+//     ErrConnectionLoss the recipe looks for its UUID among the parent's
+//     children instead of creating again, so no orphan node is left to
+//     block others.
+//   - Fencing: every grant carries a token, the czxid of the node that won
+//     it. Tokens grow with each new holder; pass them to the guarded
+//     resource so it can refuse a stale holder.
+//   - Sessions: a holder whose session expires has lost what it held (its
+//     ephemeral nodes are gone and the next waiter is already running).
+//     Recipes say so through a Lost channel or an error; a disconnection
+//     alone is not a loss, but the holder cannot tell until the client
+//     reconnects or declares expiry.
+//   - Every blocking call takes a context; cancelling it abandons the wait
+//     and removes the caller's node.
+//
+// Recipes:
+//
+//   - Lock: exclusive lock (Curator InterProcessMutex layout).
+//   - RWLock: readers-writer lock (Curator InterProcessReadWriteLock).
+//   - Revoke / WithRevocable: ask a lock holder to release (Curator
+//     Revoker, the ZooKeeper "revocable shared locks" recipe).
+//   - Semaphore: counting semaphore with leases (Curator
+//     InterProcessSemaphoreV2).
+package recipe
