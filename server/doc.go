@@ -11,18 +11,19 @@
 //
 // # The request path
 //
-// Each connection has three goroutines. The reader decodes frames; a
-// write becomes an fsm.Entry proposed to the log, a read becomes a closure.
-// Both take a slot in the connection's ordered reply queue. The processor
-// completes slots strictly in request order: it runs a read only after
-// every earlier request of the connection has completed (per-session FIFO),
-// and waits for a write until the apply goroutine has filled in its reply.
-// The flusher writes queued frames to the socket.
+// Each connection has three goroutines. The reader decodes frames into
+// requests, snapshotting the connection's identities (so an addauth
+// applies only to requests after it), and queues them in order. The
+// processor takes them in order: it proposes a write to the log at once
+// (several may be in flight), and runs a read only after every earlier
+// write of the connection has been applied, so a read sees exactly the
+// writes sent before it. The flusher writes queued frames to the socket.
 //
-// The apply goroutine applies committed entries to the state machine under
-// mu and, still under mu, queues watch events on the connections allowed to
-// read the node. A read runs under mu's read lock, so an event is always
-// queued before the reply of any request that saw the change.
+// The apply goroutine applies committed entries under mu and, still under
+// mu, queues the watch events they cause and then the proposer's reply. A
+// read runs under mu's read lock and queues its reply before releasing it.
+// Hence an event is queued before the reply of any request that saw its
+// change, and never before the reply of the request that armed its watch.
 //
 // Lock order: Server.mu, then Server.wmu, then Server.connMu, then a
 // conn's outMu. sessMu and waitMu are leaves.
