@@ -1,0 +1,263 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenzk/warden/server"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// wait is the upper bound for anything a test waits for.
+const wait = 10 * time.Second
+
+// fakeClock is the server's injected wall clock.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) Advance(d time.Duration) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+	return f.now
+}
+
+type testServer struct {
+	*server.Server
+	clock *fakeClock
+	addr  string
+}
+
+// startServer starts an in-process Warden with timers off and a fake
+// clock, on addr ("" for any loopback port).
+func startServer(t *testing.T, addr string, mutate func(*server.Config)) *testServer {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.DataLogDir = cfg.DataDir
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: time.Now()}
+	srv, err := server.Start(cfg, server.Options{
+		Listener:      ln,
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:           clock.Now,
+		DisableTimers: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return &testServer{Server: srv, clock: clock, addr: ln.Addr().String()}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// connect opens a Conn to servers and closes it at cleanup.
+func connect(t *testing.T, servers string, opts ...Option) *Conn {
+	t.Helper()
+	c, err := Connect(ctxT(t), servers, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// sessionWatcher collects session events so tests can wait for a state.
+type sessionWatcher struct {
+	t  *testing.T
+	ch <-chan SessionEvent
+}
+
+func (w sessionWatcher) waitFor(st State) SessionEvent {
+	w.t.Helper()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case ev, ok := <-w.ch:
+			if !ok {
+				w.t.Fatalf("session events closed while waiting for %v", st)
+			}
+			if ev.State == st {
+				return ev
+			}
+		case <-timer.C:
+			w.t.Fatalf("no %v session event within %v", st, wait)
+		}
+	}
+}
+
+func waitEvent(t *testing.T, ch <-chan Event) Event {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		return ev
+	case <-time.After(wait):
+		t.Fatal("no watch event")
+		return Event{}
+	}
+}
+
+func noEvent(t *testing.T, ch <-chan Event) {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		t.Fatalf("unexpected event %+v", ev)
+	default:
+	}
+}
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// cutDialer dials TCP and remembers the connections so a test can cut
+// them, pause their reads, hold new dials, and know when a write happened.
+type cutDialer struct {
+	mu    sync.Mutex
+	conns []*cutConn
+	hold  chan struct{} // non-nil: dials wait until it is closed
+	dials int
+}
+
+type cutConn struct {
+	net.Conn
+	paused chan struct{} // non-nil: reads wait until it is closed
+	mu     sync.Mutex
+	writes chan struct{} // receives a value per Write (non-blocking)
+}
+
+func (d *cutDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	hold := d.hold
+	d.dials++
+	d.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	var nd net.Dialer
+	nc, err := nd.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	cc := &cutConn{Conn: nc, writes: make(chan struct{}, 1024)}
+	d.mu.Lock()
+	d.conns = append(d.conns, cc)
+	d.mu.Unlock()
+	return cc, nil
+}
+
+func (d *cutDialer) last() *cutConn {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.conns[len(d.conns)-1]
+}
+
+func (d *cutDialer) holdDials() {
+	d.mu.Lock()
+	d.hold = make(chan struct{})
+	d.mu.Unlock()
+}
+
+func (d *cutDialer) releaseDials() {
+	d.mu.Lock()
+	close(d.hold)
+	d.hold = nil
+	d.mu.Unlock()
+}
+
+func (c *cutConn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	paused := c.paused
+	c.mu.Unlock()
+	if paused != nil {
+		<-paused
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *cutConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	select {
+	case c.writes <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+func (c *cutConn) pause() {
+	c.mu.Lock()
+	c.paused = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *cutConn) resume() {
+	c.mu.Lock()
+	if c.paused != nil {
+		close(c.paused)
+		c.paused = nil
+	}
+	c.mu.Unlock()
+}
+
+// drainWrites forgets writes seen so far.
+func (c *cutConn) drainWrites() {
+	for {
+		select {
+		case <-c.writes:
+		default:
+			return
+		}
+	}
+}
+
+func (c *cutConn) waitWrite(t *testing.T) {
+	t.Helper()
+	select {
+	case <-c.writes:
+	case <-time.After(wait):
+		t.Fatal("no write")
+	}
+}
+
+func isErr(err, target error) bool { return errors.Is(err, target) }
