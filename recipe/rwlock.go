@@ -18,7 +18,10 @@ import "github.com/wardenzk/warden/client"
 //
 // The holder of the write half may also take the read half (Curator's
 // downgrade: take write, take read, release write); a reader can never
-// upgrade. Each half is a Lock, with Lock's rules (not re-entrant, Lost,
+// upgrade. Caveat (as in Curator): the read node of a downgrade is queued
+// when it is taken, so a writer that queued while the write half was held
+// gets the lock when the write half is released, before the downgraded
+// reader is done. Each half is a Lock, with Lock's rules (not re-entrant, Lost,
 // fencing token).
 type RWLock struct {
 	read, write *Lock

@@ -41,6 +41,9 @@ type Semaphore struct {
 
 	// wakeups counts waits ended by a watch event (tests).
 	wakeups atomic.Int64
+	// onWait, when set (tests only, before use), is called before each
+	// wait for room, with the number of lease nodes seen.
+	onWait func(leases int)
 }
 
 // NewSemaphore returns a semaphore of maxLeases leases on path. data, if
@@ -103,6 +106,9 @@ func (s *Semaphore) acquire1(ctx context.Context) (lease Lease, err error) {
 		}
 		if len(children) <= s.maxLeases {
 			return Lease{Token: st.Czxid, Path: p}, nil
+		}
+		if s.onWait != nil {
+			s.onWait(len(children))
 		}
 		select {
 		case ev := <-ch:
