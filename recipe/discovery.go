@@ -374,8 +374,8 @@ type hashRing struct {
 
 	mu sync.Mutex
 	// points is sorted by hash. Invariant: every owner indexes insts.
-	points []ringPoint        // guarded by mu
-	insts  []ServiceInstance  // guarded by mu
+	points []ringPoint       // guarded by mu
+	insts  []ServiceInstance // guarded by mu
 }
 
 type ringPoint struct {
