@@ -1,0 +1,167 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/wardenzk/warden/client"
+	"github.com/wardenzk/warden/server"
+)
+
+// startLockServer starts an in-process Warden with its expiry timers off:
+// sessions expire only when a test calls ExpireSessions.
+func startLockServer(t testing.TB) *server.Server {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.DataLogDir = cfg.DataDir
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.Start(cfg, server.Options{
+		Listener:      ln,
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DisableTimers: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// lockConn opens a session to srv, closed at cleanup.
+func lockConn(t testing.TB, srv *server.Server, opts ...client.Option) *client.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Connect(ctx, srv.Addr().String(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// testCtx bounds a test's blocking calls.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestSequenceOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		seq  int64
+		ok   bool
+	}{
+		{"lock-0000000042", 42, true},
+		{"_c_0f8d3e6a-1b2c-4d5e-8f90-123456789abc-__WRIT__0000000007", 7, true},
+		{"lock-", 0, false},
+		{"short", 0, false},
+		{"lock-00000000x1", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seq, ok := sequenceOf(tc.name)
+			if seq != tc.seq || ok != tc.ok {
+				t.Errorf("sequenceOf(%q) = %d, %v; want %d, %v", tc.name, seq, ok, tc.seq, tc.ok)
+			}
+		})
+	}
+}
+
+func TestSortBySequence(t *testing.T) {
+	names := []string{
+		"_c_b-__READ__0000000003",
+		"plain",
+		"_c_a-__WRIT__0000000001",
+		"_c_c-lock-0000000010",
+		"_c_d-__READ__0000000002",
+	}
+	sortBySequence(names)
+	want := []string{
+		"_c_a-__WRIT__0000000001",
+		"_c_d-__READ__0000000002",
+		"_c_b-__READ__0000000003",
+		"_c_c-lock-0000000010",
+		"plain",
+	}
+	if fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("sorted = %v, want %v", names, want)
+	}
+}
+
+func TestEnsureParentsAndProtectedCreate(t *testing.T) {
+	srv := startLockServer(t)
+	c := lockConn(t, srv)
+	ctx := testCtx(t)
+
+	p, err := protectedCreate(ctx, c, "/a/b/c", "lock-", []byte("x"), client.EphemeralSequential, client.OpenACL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`^/a/b/c/_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-lock-[0-9]{10}$`)
+	if !re.MatchString(p) {
+		t.Errorf("protected path %q does not match Curator's layout", p)
+	}
+	for _, dir := range []string{"/a", "/a/b", "/a/b/c"} {
+		st, ok, err := c.Exists(ctx, dir)
+		if err != nil || !ok || st.EphemeralOwner != 0 {
+			t.Errorf("parent %s: exists=%v err=%v stat=%+v, want a persistent container", dir, ok, err, st)
+		}
+	}
+	// findProtected recognises the node by its UUID prefix, as after a
+	// connection loss.
+	prefix := p[len("/a/b/c/") : len("/a/b/c/")+len("_c_")+36+1]
+	got, _, found, err := findProtected(ctx, c, "/a/b/c", prefix)
+	if err != nil || !found || got != p {
+		t.Errorf("findProtected = %q, %v, %v; want %q", got, found, err, p)
+	}
+	if _, _, found, _ := findProtected(ctx, c, "/a/b/c", "_c_"+newUUID()+"-"); found {
+		t.Error("findProtected found a node for a fresh UUID")
+	}
+	if err := ensureParents(ctx, c, "/a/b/c"); err != nil {
+		t.Errorf("ensureParents on existing path: %v", err)
+	}
+}
+
+func TestWaitDeleted(t *testing.T) {
+	srv := startLockServer(t)
+	c := lockConn(t, srv)
+	ctx := testCtx(t)
+	if err := waitDeleted(ctx, c, "/missing"); err != nil {
+		t.Fatalf("waitDeleted(missing) = %v", err)
+	}
+	if _, err := c.Create(ctx, "/n", nil, client.Persistent, client.OpenACL); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- waitDeleted(ctx, c, "/n") }()
+	// A data change must not end the wait.
+	if _, err := c.Set(ctx, "/n", []byte("v"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, "/n", -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("waitDeleted = %v", err)
+	}
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Create(ctx, "/m", nil, client.Persistent, client.OpenACL); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitDeleted(short, c, "/m"); !errors.Is(err, context.Canceled) {
+		t.Errorf("waitDeleted(cancelled) = %v, want context.Canceled", err)
+	}
+}
