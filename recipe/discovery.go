@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/wardenzk/warden/client"
 )
@@ -57,7 +58,7 @@ type Discovery struct {
 func NewDiscovery(c *client.Conn, base string) *Discovery { return &Discovery{c: c, base: base} }
 
 // Register publishes inst. Name and ID are required; an empty ServiceType
-// means "DYNAMIC". Registering an ID this session already registered
+// means "DYNAMIC", a zero RegistrationTimeUTC means now. Registering an ID this session already registered
 // replaces its data; an ID held by another session returns ErrNodeExists
 // wrapped.
 func (d *Discovery) Register(ctx context.Context, inst ServiceInstance) error {
@@ -66,6 +67,9 @@ func (d *Discovery) Register(ctx context.Context, inst ServiceInstance) error {
 	}
 	if inst.ServiceType == "" {
 		inst.ServiceType = "DYNAMIC"
+	}
+	if inst.RegistrationTimeUTC == 0 {
+		inst.RegistrationTimeUTC = time.Now().UnixMilli()
 	}
 	data, err := json.Marshal(inst)
 	if err != nil {
