@@ -49,9 +49,12 @@ type LeaderSelector struct {
 	lock        *Lock
 
 	mu sync.Mutex
-	// queued: the loop is contending or leading (a Requeue now is a no-op).
-	queued  bool
+	// queued: the loop is contending for the lock (or about to).
+	queued bool
+	// leading: lead is running. Invariant: not both queued and leading.
 	leading bool
+	// again: Requeue was called during the current term.
+	again   bool
 	started bool
 	closed  bool
 	err     error         // why the loop stopped
@@ -97,13 +100,23 @@ func (s *LeaderSelector) Start() error {
 	return nil
 }
 
-// Requeue queues the candidate again after its lead function returned
-// (without WithAutoRequeue). It returns false if the candidate is already
-// queued or leading, or the selector is not running.
+// Requeue queues the candidate again (without WithAutoRequeue a candidate
+// leads once per Start or Requeue). Called while lead runs, it queues the
+// candidate again once the term ends. It returns false if the candidate is
+// already queued, or the selector is not running.
 func (s *LeaderSelector) Requeue() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.started || s.closed || s.err != nil || s.queued {
+	switch {
+	case !s.started || s.closed || s.err != nil:
+		return false
+	case s.leading:
+		if s.again || s.autoRequeue {
+			return false
+		}
+		s.again = true
+		return true
+	case s.queued:
 		return false
 	}
 	s.queued = true
@@ -126,12 +139,19 @@ func (s *LeaderSelector) run(ctx context.Context) {
 			s.mu.Unlock()
 			return
 		}
-		if !led || s.autoRequeue {
+		if !led {
 			continue
 		}
 		s.mu.Lock()
-		s.queued = false
+		again := s.autoRequeue || s.again
+		s.again = false
+		if again {
+			s.queued = true
+		}
 		s.mu.Unlock()
+		if again {
+			continue
+		}
 		select {
 		case <-s.requeue:
 		case <-ctx.Done():
@@ -164,7 +184,10 @@ func (s *LeaderSelector) once(ctx context.Context) (led bool, err error) {
 		case <-leadCtx.Done():
 		}
 	}()
-	s.setLeading(true)
+	s.mu.Lock()
+	s.queued = false
+	s.leading = true
+	s.mu.Unlock()
 	leadErr := s.lead(leadCtx, Leadership{Token: lease.Token, Node: lease.Path, Lost: leadCtx.Done()})
 	cancel()
 	s.mu.Lock()
@@ -177,12 +200,6 @@ func (s *LeaderSelector) once(ctx context.Context) (led bool, err error) {
 		return true, err
 	}
 	return true, ctx.Err()
-}
-
-func (s *LeaderSelector) setLeading(v bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.leading = v
 }
 
 // IsLeader reports whether lead is running now.
