@@ -33,4 +33,12 @@
 //     Revoker, the ZooKeeper "revocable shared locks" recipe).
 //   - Semaphore: counting semaphore with leases (Curator
 //     InterProcessSemaphoreV2).
+//   - LeaderLatch: leader election, herd-free (Curator LeaderLatch layout);
+//     LeaderSelector: run a function while leading, with requeue (Curator
+//     LeaderSelector, on a Lock).
+//   - Barrier and DoubleBarrier: Curator DistributedBarrier and
+//     DistributedDoubleBarrier (the ZooKeeper double-barrier recipe).
+//   - SharedCount: int32 shared by compare-and-set (Curator SharedCount);
+//     Counter: 64-bit counter by compare-and-set (Curator
+//     DistributedAtomicLong layout).
 package recipe

@@ -69,9 +69,17 @@ func NewDoubleBarrier(c *client.Conn, path string, members int) *DoubleBarrier {
 func (b *DoubleBarrier) Node() string { return joinPath(b.path, b.name) }
 
 // Enter joins the barrier and blocks until members participants have joined
-// (or ctx ends, or the session ends). On error, call Leave to withdraw the
-// node, or close the connection.
+// (or ctx ends, or the session ends). On error our node is removed again, so
+// an abandoned Enter does not count towards the quorum.
 func (b *DoubleBarrier) Enter(ctx context.Context) error {
+	err := b.enter(ctx)
+	if err != nil {
+		deleteQuietly(ctx, b.c, b.Node())
+	}
+	return err
+}
+
+func (b *DoubleBarrier) enter(ctx context.Context) error {
 	readyPath := joinPath(b.path, doubleBarrierReady)
 	_, ready, readyc, err := b.c.ExistsW(ctx, readyPath)
 	if err != nil {

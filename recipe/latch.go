@@ -272,6 +272,8 @@ func (l *LeaderLatch) finish(err error) {
 // an error when ctx ends, when the latch is closed (ErrLatchClosed), or when
 // the election loop stopped (client.ErrSessionExpired, client.ErrClosed, ...).
 // A latch whose session expired cannot lead again: make a new Conn and latch.
+// Cancelling ctx abandons the wait only: the participant stays queued until
+// Close.
 func (l *LeaderLatch) Await(ctx context.Context) (Leadership, error) {
 	for {
 		l.mu.Lock()
