@@ -55,11 +55,15 @@ func parseDecision(b []byte) Decision {
 // as a site votes abort or a site that had joined disappears (its session
 // ended: the site failed), and commit once every site has voted commit.
 // Sites watch only <path> for the decision. When Decide's ctx ends before
-// a decision, it aborts.
+// a decision, it aborts. A site that fails before Decide has seen its node
+// cannot be told from one not yet joined: Decide waits for it until ctx
+// ends, then aborts.
 type Transaction struct {
 	c     *client.Conn
 	path  string
 	sites []string
+
+	onJoin func(site string) // test hook: Decide saw site's node for the first time
 }
 
 // NewTransaction creates the transaction node at path (missing ancestors
@@ -205,6 +209,9 @@ func (t *Transaction) watchSite(ctx context.Context, site string, out chan<- sit
 				continue
 			}
 		} else if err == nil {
+			if !joined && t.onJoin != nil {
+				t.onJoin(site)
+			}
 			joined = true
 			if !send(siteUpdate{vote: parseDecision(data)}) {
 				return
