@@ -181,4 +181,3 @@ func TestAtomicConfigSnapshots(t *testing.T) {
 		t.Error("k0 still present after delete")
 	}
 }
-

@@ -41,4 +41,17 @@
 //   - SharedCount: int32 shared by compare-and-set (Curator SharedCount);
 //     Counter: 64-bit counter by compare-and-set (Curator
 //     DistributedAtomicLong layout).
+//   - Queue and PriorityQueue: FIFO and priority queues, each item taken
+//     exactly once (Curator DistributedQueue / DistributedPriorityQueue
+//     node names and item envelope).
+//   - Group: group membership with a membership watch. Discovery: service
+//     registration (Curator ServiceDiscovery layout and JSON) with a
+//     watched ServiceProvider and RoundRobin, Random and ConsistentHash
+//     balancers.
+//   - ReadyConfig (ready-flag protocol) and AtomicConfig (multi with a
+//     version node): multi-key configuration without torn reads.
+//   - Rendezvous (N parties meet), Transaction/TxSite (two-phase commit;
+//     a failed site aborts), IDGenerator (int64 ids from sequential nodes).
+//   - TreeCache and NodeCache: local copies kept in sync by persistent
+//     watches, re-read after a reconnect.
 package recipe
