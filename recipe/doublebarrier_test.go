@@ -89,15 +89,20 @@ func TestDoubleBarrierLayout(t *testing.T) {
 }
 
 // TestDoubleBarrierEnterWaitsForQuorum: with fewer than members arrived,
-// Enter blocks until its ctx ends.
+// Enter blocks until its ctx ends, and then withdraws its node.
 func TestDoubleBarrierEnterWaitsForQuorum(t *testing.T) {
 	srv := startLockServer(t)
 	ctx := testCtx(t)
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	b := NewDoubleBarrier(lockConn(t, srv), "/barriers/double/quorum", 2)
+	c := lockConn(t, srv)
+	b := NewDoubleBarrier(c, "/barriers/double/quorum", 2)
 	if err := b.Enter(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Enter alone = %v, want DeadlineExceeded", err)
+	}
+	// The abandoned Enter took its node back: it does not count later.
+	if _, ok, err := c.Exists(ctx, b.Node()); ok || err != nil {
+		t.Errorf("abandoned participant's node exists=%v, %v", ok, err)
 	}
 }
 
