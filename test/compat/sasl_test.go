@@ -15,7 +15,8 @@ import (
 
 // saslServerJAAS is the JAAS file both servers read (zoo.cfg java.security.auth.login.config,
 // also a -D flag for ZooKeeper): two DIGEST-MD5 users, bob and super. No superUser is
-// configured, so sasl:super is an ordinary identity.
+// configured, so sasl:super does not gain the super scheme; ZooKeeper's sasl provider
+// still lets the id "super" match every sasl ACL (and nothing else), which kazoo checks.
 const saslServerJAAS = `Server {
     org.apache.zookeeper.server.auth.DigestLoginModule required
     user_bob="bobsecret"

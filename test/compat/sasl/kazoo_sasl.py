@@ -152,7 +152,8 @@ def main():
     anon.stop()
     anon.close()
 
-    # A valid SASL user who is not bob (and not super: no superUser is configured).
+    # A valid SASL user who is not bob. No superUser is configured, so sasl:super is not
+    # super, but ZooKeeper's sasl provider matches the id "super" against every sasl ACL.
     other = sasl_client(hosts, "super", "adminsecret")
     other.start(timeout=WAIT)
     step("super get", lambda: other.get(NODE))
