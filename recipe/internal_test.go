@@ -2,17 +2,20 @@ package recipe
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"regexp"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wardenzk/warden/client"
 	"github.com/wardenzk/warden/server"
+	"github.com/wardenzk/warden/wire"
 )
 
 // startLockServer starts an in-process Warden with its expiry timers off:
@@ -163,5 +166,58 @@ func TestWaitDeleted(t *testing.T) {
 	}
 	if err := waitDeleted(short, c, "/m"); !errors.Is(err, context.Canceled) {
 		t.Errorf("waitDeleted(cancelled) = %v, want context.Canceled", err)
+	}
+}
+
+// cutConn passes traffic through until armed; then, after the first
+// create request it writes, it closes the connection, so the create
+// reaches the server but its reply is lost (ErrConnectionLoss).
+type cutConn struct {
+	net.Conn
+	armed *atomic.Bool
+}
+
+func (c cutConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if len(b) >= 12 && c.armed.Load() {
+		op := int32(binary.BigEndian.Uint32(b[8:12]))
+		if op == int32(wire.OpCreate) || op == int32(wire.OpCreate2) {
+			c.armed.Store(false)
+			c.Conn.Close()
+		}
+	}
+	return n, err
+}
+
+// TestProtectedCreateAfterConnectionLoss: the reply to a sequential
+// create is lost; the retry must find the node by its UUID rather than
+// create a second one.
+func TestProtectedCreateAfterConnectionLoss(t *testing.T) {
+	srv := startLockServer(t)
+	ctx := testCtx(t)
+	var armed atomic.Bool
+	var d net.Dialer
+	c := lockConn(t, srv, client.WithBackoff(time.Millisecond, 10*time.Millisecond),
+		client.WithDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+			nc, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return cutConn{Conn: nc, armed: &armed}, nil
+		}))
+	if err := ensureParents(ctx, c, "/pc"); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	p, err := protectedCreate(ctx, c, "/pc", "lock-", nil, client.EphemeralSequential, client.OpenACL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if armed.Load() {
+		t.Fatal("the connection was never cut")
+	}
+	kids, _, err := c.Children(ctx, "/pc")
+	if err != nil || len(kids) != 1 || joinPath("/pc", kids[0]) != p {
+		t.Fatalf("children after a lost create reply = %v, %v; want only %s", kids, err, p)
 	}
 }
