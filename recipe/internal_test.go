@@ -169,22 +169,49 @@ func TestWaitDeleted(t *testing.T) {
 	}
 }
 
-// cutConn passes traffic through until armed; then, after the first
-// create request it writes, it closes the connection, so the create
-// reaches the server but its reply is lost (ErrConnectionLoss).
+// cutConn passes traffic through until armed; then it writes the next
+// create request, closes the connection and hides anything read after
+// that, so the create reaches the server but its reply is lost
+// (ErrConnectionLoss). It follows the frames of the stream (the first is
+// the connect request) whatever the write boundaries.
 type cutConn struct {
 	net.Conn
-	armed *atomic.Bool
+	armed   *atomic.Bool
+	cut     atomic.Bool
+	pending []byte // written bytes not yet forming a whole frame
+	frames  int
 }
 
-func (c cutConn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
-	if len(b) >= 12 && c.armed.Load() {
-		op := int32(binary.BigEndian.Uint32(b[8:12]))
-		if op == int32(wire.OpCreate) || op == int32(wire.OpCreate2) {
-			c.armed.Store(false)
-			c.Conn.Close()
+func (c *cutConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if c.cut.Load() {
+		return 0, net.ErrClosed
+	}
+	return n, err
+}
+
+func (c *cutConn) Write(b []byte) (int, error) {
+	c.pending = append(c.pending, b...)
+	for len(c.pending) >= 4 {
+		size := int(binary.BigEndian.Uint32(c.pending))
+		if len(c.pending) < 4+size {
+			break
 		}
+		frame := c.pending[4 : 4+size]
+		c.pending = c.pending[4+size:]
+		c.frames++
+		if c.frames == 1 || len(frame) < 8 || !c.armed.Load() {
+			continue
+		}
+		op := wire.OpCode(binary.BigEndian.Uint32(frame[4:8]))
+		if op == wire.OpCreate || op == wire.OpCreate2 {
+			c.armed.Store(false)
+			c.cut.Store(true)
+		}
+	}
+	n, err := c.Conn.Write(b)
+	if c.cut.Load() {
+		c.Conn.Close()
 	}
 	return n, err
 }
@@ -203,7 +230,7 @@ func TestProtectedCreateAfterConnectionLoss(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return cutConn{Conn: nc, armed: &armed}, nil
+			return &cutConn{Conn: nc, armed: &armed}, nil
 		}))
 	if err := ensureParents(ctx, c, "/pc"); err != nil {
 		t.Fatal(err)
