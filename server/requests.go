@@ -305,18 +305,23 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 		s.mu.RUnlock()
 		return nil
 	}
-	rel := sw.RelativeZxid
-	for _, p := range sw.DataWatches {
-		st, _, ok := t.Lookup(p)
-		switch {
-		case !ok:
-			c.send(eventFrame(wire.EventNodeDeleted, p))
-		case st.Mzxid > rel:
-			c.send(eventFrame(wire.EventNodeDataChanged, p))
-		default:
-			s.watches.AddData(p, c.id)
+	// rearm sends the event a path missed (deleted, or changed after the
+	// client's last zxid) or registers its watch again.
+	rearm := func(paths []string, changedAt func(*wire.Stat) int64, changed wire.EventType, add func(string, watch.WatcherID)) {
+		for _, p := range paths {
+			st, _, ok := t.Lookup(p)
+			switch {
+			case !ok:
+				c.send(eventFrame(wire.EventNodeDeleted, p))
+			case changedAt(&st) > sw.RelativeZxid:
+				c.send(eventFrame(changed, p))
+			default:
+				add(p, c.id)
+			}
 		}
 	}
+	// ZooKeeper's order: data, exist, then child watches.
+	rearm(sw.DataWatches, func(st *wire.Stat) int64 { return st.Mzxid }, wire.EventNodeDataChanged, s.watches.AddData)
 	for _, p := range sw.ExistWatches {
 		if _, _, ok := t.Lookup(p); ok {
 			c.send(eventFrame(wire.EventNodeCreated, p))
@@ -324,17 +329,7 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 			s.watches.AddData(p, c.id)
 		}
 	}
-	for _, p := range sw.ChildWatches {
-		st, _, ok := t.Lookup(p)
-		switch {
-		case !ok:
-			c.send(eventFrame(wire.EventNodeDeleted, p))
-		case st.Pzxid > rel:
-			c.send(eventFrame(wire.EventNodeChildrenChanged, p))
-		default:
-			s.watches.AddChild(p, c.id)
-		}
-	}
+	rearm(sw.ChildWatches, func(st *wire.Stat) int64 { return st.Pzxid }, wire.EventNodeChildrenChanged, s.watches.AddChild)
 	for _, p := range sw.PersistentWatches {
 		s.watches.AddPersistent(p, c.id, false)
 	}
