@@ -216,11 +216,11 @@ func (c *Conn) authFailed() {
 func (c *Conn) sessionLoop() {
 	defer c.wg.Done()
 	var (
-		attempt      int
-		next         int
-		lostAt       time.Time // when the session lost its last connection
-		backoff      time.Duration
-		everSession  bool
+		attempt     int
+		next        int
+		lostAt      time.Time // when the session lost its last connection
+		backoff     time.Duration
+		everSession bool
 	)
 	for {
 		if attempt > 0 {

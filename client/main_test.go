@@ -158,9 +158,12 @@ type cutDialer struct {
 
 type cutConn struct {
 	net.Conn
-	paused chan struct{} // non-nil: reads wait until it is closed
+	writes    chan struct{} // receives a value per Write (non-blocking)
+	closed    chan struct{}
+	closeOnce sync.Once
+
 	mu     sync.Mutex
-	writes chan struct{} // receives a value per Write (non-blocking)
+	paused chan struct{} // non-nil: read data is held until it is closed
 }
 
 func (d *cutDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -180,7 +183,7 @@ func (d *cutDialer) dial(ctx context.Context, network, addr string) (net.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	cc := &cutConn{Conn: nc, writes: make(chan struct{}, 1024)}
+	cc := &cutConn{Conn: nc, writes: make(chan struct{}, 1024), closed: make(chan struct{})}
 	d.mu.Lock()
 	d.conns = append(d.conns, cc)
 	d.mu.Unlock()
@@ -206,14 +209,32 @@ func (d *cutDialer) releaseDials() {
 	d.mu.Unlock()
 }
 
+// Read holds data read while paused (also by a Read already blocked when
+// pause was called) until resume or Close.
 func (c *cutConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
 	c.mu.Lock()
 	paused := c.paused
 	c.mu.Unlock()
 	if paused != nil {
-		<-paused
+		select {
+		case <-paused:
+		case <-c.closed:
+			return 0, net.ErrClosed
+		}
 	}
-	return c.Conn.Read(p)
+	return n, err
+}
+
+func (c *cutConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+func (d *cutDialer) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.conns)
 }
 
 func (c *cutConn) Write(p []byte) (int, error) {
