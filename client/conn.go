@@ -343,6 +343,8 @@ func (c *Conn) connect(addr string) (l *link, expired bool, err error) {
 		}
 		nc = tc
 	}
+	// Close (or the connect timeout) interrupts the handshake.
+	interrupt := context.AfterFunc(ctx, func() { nc.Close() })
 	deadline, _ := ctx.Deadline()
 	nc.SetDeadline(deadline)
 	if passwd == nil {
@@ -376,6 +378,10 @@ func (c *Conn) connect(addr string) (l *link, expired bool, err error) {
 			return nil, true, ErrSessionExpired
 		}
 		return nil, false, fmt.Errorf("%w: %s refused a new session", ErrProtocol, addr)
+	}
+	if !interrupt() {
+		nc.Close()
+		return nil, false, fmt.Errorf("handshake with %s: %w", addr, ctx.Err())
 	}
 	nc.SetDeadline(time.Time{})
 	timeout := time.Duration(resp.TimeOut) * time.Millisecond

@@ -15,6 +15,10 @@ import (
 // request was written: it is safe to send again on the next connection.
 var errNotSent = errors.New("client: request not sent")
 
+// maxPingInterval caps the idle time before a ping, as ZooKeeper's
+// client does (MAX_SEND_PING_INTERVAL).
+const maxPingInterval = 10 * time.Second
+
 // request is one client request on its way through a link.
 type request struct {
 	xid  int32 // set by link.enqueue unless op is special (auth, setWatches)
@@ -121,7 +125,7 @@ func (l *link) fail(cause, inflight error) {
 
 func (l *link) writeLoop() {
 	defer l.wg.Done()
-	idle := l.readTimeout / 2
+	idle := min(l.readTimeout/2, maxPingInterval)
 	ping := time.NewTimer(idle)
 	defer ping.Stop()
 	var buf []byte

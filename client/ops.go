@@ -272,14 +272,18 @@ func (c *Conn) Sync(ctx context.Context, path string) error {
 }
 
 // AddAuth adds credentials to the session (e.g. "digest",
-// "user:password"). They are remembered and re-sent on every reconnect.
-// A rejection (ErrAuthFailed) is fatal for the Conn: ZooKeeper closes the
-// connection and the Conn moves to StateAuthFailed.
+// "user:password"). Once accepted they are remembered and re-sent on
+// every reconnect; after ErrConnectionLoss call AddAuth again. A rejection
+// (ErrAuthFailed) is fatal for the Conn: ZooKeeper closes the connection
+// and the Conn moves to StateAuthFailed.
 func (c *Conn) AddAuth(ctx context.Context, scheme string, auth []byte) error {
+	if err := c.call(ctx, newRequest(wire.OpAuth, &wire.AuthPacket{Scheme: scheme, Auth: auth}, nil)); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	c.auths = append(c.auths, authInfo{scheme, auth})
 	c.mu.Unlock()
-	return c.call(ctx, newRequest(wire.OpAuth, &wire.AuthPacket{Scheme: scheme, Auth: auth}, nil))
+	return nil
 }
 
 // WhoAmI returns the identities the server has authenticated for this

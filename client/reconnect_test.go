@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -265,5 +266,61 @@ func TestMultipleServersAndBadMember(t *testing.T) {
 	c := connect(t, "127.0.0.1:1,"+srv.addr, WithBackoff(time.Millisecond, 5*time.Millisecond))
 	if _, _, err := c.Get(ctxT(t), "/"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestAuthResentOnReconnect(t *testing.T) {
+	srv := startServer(t, "", nil)
+	d := &cutDialer{}
+	c := connect(t, srv.addr, WithDialer(d.dial), WithBackoff(time.Millisecond, 10*time.Millisecond),
+		WithAuth("digest", []byte("ann:pw")))
+	events := sessionWatcher{t, c.SessionEvents()}
+	events.waitFor(StateConnected)
+	ctx := ctxT(t)
+	if err := c.AddAuth(ctx, "digest", []byte("bob:pw")); err != nil {
+		t.Fatal(err)
+	}
+	d.last().Close()
+	events.waitFor(StateDisconnected)
+	events.waitFor(StateConnected)
+	who, err := c.WhoAmI(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := map[string]bool{}
+	for _, ci := range who {
+		users[ci.AuthScheme+":"+ci.User] = true
+	}
+	if !users["digest:ann"] || !users["digest:bob"] {
+		t.Fatalf("whoAmI after reconnect = %+v", who)
+	}
+}
+
+func TestCloseInterruptsSilentServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		nc, err := ln.Accept()
+		if err == nil {
+			accepted <- nc
+		}
+		close(accepted)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := Connect(ctx, ln.Addr().String()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("connect = %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Connect took %v to give up on a silent server", d)
+	}
+	ln.Close()
+	for nc := range accepted {
+		nc.Close()
 	}
 }
