@@ -11,7 +11,7 @@ import (
 
 func TestCRUD(t *testing.T) {
 	srv := startServer(t, "", nil)
-	c := connect(t, srv.addr)
+	c := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 	if c.State() != StateConnected || c.SessionID() == 0 || c.SessionTimeout() <= 0 {
 		t.Fatalf("state %v session %x timeout %v", c.State(), c.SessionID(), c.SessionTimeout())
@@ -79,7 +79,7 @@ func TestCRUD(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	srv := startServer(t, "", nil)
-	c := connect(t, srv.addr)
+	c := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 	must[string](t)(c.Create(ctx, "/x", nil, Persistent, OpenACL))
 	must[string](t)(c.Create(ctx, "/x/y", nil, Persistent, OpenACL))
@@ -128,8 +128,8 @@ func TestErrors(t *testing.T) {
 
 func TestOneShotWatches(t *testing.T) {
 	srv := startServer(t, "", nil)
-	c := connect(t, srv.addr)
-	other := connect(t, srv.addr)
+	c := connect(t, srv.Addr().String())
+	other := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 	must[string](t)(c.Create(ctx, "/w", []byte("v0"), Persistent, OpenACL))
 
@@ -186,8 +186,8 @@ func TestOneShotWatches(t *testing.T) {
 
 func TestACLAndAuth(t *testing.T) {
 	srv := startServer(t, "", nil)
-	owner := connect(t, srv.addr, WithAuth("digest", []byte("bob:secret")))
-	stranger := connect(t, srv.addr)
+	owner := connect(t, srv.Addr().String(), WithAuth("digest", []byte("bob:secret")))
+	stranger := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 	acl := []ACL{DigestACL(wire.PermAll, "bob", "secret")}
 	must[string](t)(owner.Create(ctx, "/private", []byte("x"), Persistent, acl))
@@ -219,7 +219,7 @@ func TestACLAndAuth(t *testing.T) {
 
 func TestAuthFailedIsTerminal(t *testing.T) {
 	srv := startServer(t, "", nil)
-	c := connect(t, srv.addr)
+	c := connect(t, srv.Addr().String())
 	events := sessionWatcher{t, c.SessionEvents()}
 	events.waitFor(StateConnected)
 	ctx := ctxT(t)
@@ -234,7 +234,7 @@ func TestAuthFailedIsTerminal(t *testing.T) {
 
 func TestEphemerals(t *testing.T) {
 	srv := startServer(t, "", nil)
-	c := connect(t, srv.addr)
+	c := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 	must[string](t)(c.Create(ctx, "/e1", nil, Ephemeral, OpenACL))
 	must[string](t)(c.Create(ctx, "/e2", nil, EphemeralSequential, OpenACL))
@@ -248,7 +248,7 @@ func TestEphemerals(t *testing.T) {
 		t.Fatalf("owner = %x want %x (%v)", st.EphemeralOwner, c.SessionID(), err)
 	}
 	// Closing the session deletes its ephemerals.
-	other := connect(t, srv.addr)
+	other := connect(t, srv.Addr().String())
 	_, _, gone, err := other.ExistsW(ctx, "/e1")
 	if err != nil {
 		t.Fatal(err)

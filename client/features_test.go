@@ -12,10 +12,10 @@ import (
 
 func TestChroot(t *testing.T) {
 	srv := startServer(t, "", nil)
-	root := connect(t, srv.addr)
+	root := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 	must[string](t)(root.Create(ctx, "/app", nil, Persistent, OpenACL))
-	c := connect(t, srv.addr+"/app")
+	c := connect(t, srv.Addr().String()+"/app")
 
 	p, err := c.Create(ctx, "/seq-", nil, EphemeralSequential, OpenACL)
 	if err != nil || p != "/seq-0000000000" {
@@ -94,7 +94,7 @@ func TestParseServers(t *testing.T) {
 
 func TestMulti(t *testing.T) {
 	srv := startServer(t, "", func(c *server.Config) { c.ExtendedTypesEnabled = true })
-	c := connect(t, srv.addr)
+	c := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 
 	res, err := c.Multi(ctx,
@@ -146,7 +146,7 @@ func TestMulti(t *testing.T) {
 
 func TestCreateVariants(t *testing.T) {
 	srv := startServer(t, "", func(c *server.Config) { c.ExtendedTypesEnabled = true })
-	c := connect(t, srv.addr)
+	c := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 	p, st, err := c.CreateContainer(ctx, "/box", []byte("c"), OpenACL)
 	if err != nil || p != "/box" || st.Czxid == 0 {
@@ -166,8 +166,8 @@ func TestCreateVariants(t *testing.T) {
 
 func TestPersistentWatches(t *testing.T) {
 	srv := startServer(t, "", nil)
-	c := connect(t, srv.addr)
-	other := connect(t, srv.addr)
+	c := connect(t, srv.Addr().String())
+	other := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 	must[string](t)(c.Create(ctx, "/p", nil, Persistent, OpenACL))
 	pw := must[*Watch](t)(c.AddWatch(ctx, "/p", false))
@@ -227,7 +227,7 @@ func TestPersistentWatches(t *testing.T) {
 
 func TestCloseEndsWatches(t *testing.T) {
 	srv := startServer(t, "", nil)
-	c, err := Connect(ctxT(t), srv.addr)
+	c, err := Connect(ctxT(t), srv.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

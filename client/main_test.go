@@ -3,14 +3,13 @@ package client
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wardenzk/warden/server"
+	"github.com/wardenzk/warden/server/servertest"
 	"go.uber.org/goleak"
 )
 
@@ -19,60 +18,18 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // wait is the upper bound for anything a test waits for.
 const wait = 10 * time.Second
 
-// fakeClock is the server's injected wall clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (f *fakeClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fakeClock) Advance(d time.Duration) time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = f.now.Add(d)
-	return f.now
-}
-
-type testServer struct {
-	*server.Server
-	clock *fakeClock
-	addr  string
-}
-
-// startServer starts an in-process Warden with timers off and a fake
-// clock, on addr ("" for any loopback port).
-func startServer(t *testing.T, addr string, mutate func(*server.Config)) *testServer {
+// startServer starts an in-process Warden (timers off, fake clock) on addr
+// ("" for any loopback port).
+func startServer(t *testing.T, addr string, mutate func(*server.Config)) *servertest.Server {
 	t.Helper()
-	cfg := server.DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.DataLogDir = cfg.DataDir
+	var opts []servertest.Option
+	if addr != "" {
+		opts = append(opts, servertest.WithAddr(addr))
+	}
 	if mutate != nil {
-		mutate(&cfg)
+		opts = append(opts, servertest.WithConfig(mutate))
 	}
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := &fakeClock{now: time.Now()}
-	srv, err := server.Start(cfg, server.Options{
-		Listener:      ln,
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Now:           clock.Now,
-		DisableTimers: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return &testServer{Server: srv, clock: clock, addr: ln.Addr().String()}
+	return servertest.Start(t, opts...)
 }
 
 func ctxT(t *testing.T) context.Context {

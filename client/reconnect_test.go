@@ -15,7 +15,7 @@ import (
 
 func TestPipelining(t *testing.T) {
 	srv := startServer(t, "", nil)
-	c := connect(t, srv.addr)
+	c := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 	const n = 1000
 	var wg sync.WaitGroup
@@ -49,7 +49,7 @@ func TestPipelining(t *testing.T) {
 func TestCancelMidFlight(t *testing.T) {
 	srv := startServer(t, "", nil)
 	d := &cutDialer{}
-	c := connect(t, srv.addr, WithDialer(d.dial))
+	c := connect(t, srv.Addr().String(), WithDialer(d.dial))
 	nc := d.last()
 	nc.drainWrites()
 	nc.pause() // replies stay in the socket until resume
@@ -81,10 +81,10 @@ func TestCancelMidFlight(t *testing.T) {
 func TestCutConnectionReconnectsAndRearmsWatches(t *testing.T) {
 	srv := startServer(t, "", nil)
 	d := &cutDialer{}
-	c := connect(t, srv.addr, WithDialer(d.dial), WithBackoff(time.Millisecond, 10*time.Millisecond))
+	c := connect(t, srv.Addr().String(), WithDialer(d.dial), WithBackoff(time.Millisecond, 10*time.Millisecond))
 	events := sessionWatcher{t, c.SessionEvents()}
 	first := events.waitFor(StateConnected)
-	other := connect(t, srv.addr)
+	other := connect(t, srv.Addr().String())
 	ctx := ctxT(t)
 	must[string](t)(c.Create(ctx, "/w", nil, Persistent, OpenACL))
 	must[string](t)(c.Create(ctx, "/kids", nil, Persistent, OpenACL))
@@ -194,7 +194,7 @@ func TestCutConnectionReconnectsAndRearmsWatches(t *testing.T) {
 func TestServerRestartExpiresSession(t *testing.T) {
 	mutate := func(c *server.Config) { c.TickTime = 100 }
 	srv := startServer(t, "", mutate)
-	c := connect(t, srv.addr, WithSessionTimeout(time.Second), WithBackoff(time.Millisecond, 50*time.Millisecond))
+	c := connect(t, srv.Addr().String(), WithSessionTimeout(time.Second), WithBackoff(time.Millisecond, 50*time.Millisecond))
 	events := sessionWatcher{t, c.SessionEvents()}
 	events.waitFor(StateConnected)
 	ctx := ctxT(t)
@@ -209,7 +209,7 @@ func TestServerRestartExpiresSession(t *testing.T) {
 	}
 	srv.Close()
 	events.waitFor(StateDisconnected)
-	startServer(t, srv.addr, mutate) // same port, empty state
+	startServer(t, srv.Addr().String(), mutate) // same port, empty state
 	expired := events.waitFor(StateExpired)
 	if expired.SessionID == 0 {
 		t.Fatal("expired event without session id")
@@ -234,7 +234,7 @@ func TestServerRestartExpiresSession(t *testing.T) {
 func TestServerExpiresSession(t *testing.T) {
 	srv := startServer(t, "", nil)
 	d := &cutDialer{}
-	c := connect(t, srv.addr, WithDialer(d.dial), WithBackoff(time.Millisecond, 10*time.Millisecond))
+	c := connect(t, srv.Addr().String(), WithDialer(d.dial), WithBackoff(time.Millisecond, 10*time.Millisecond))
 	events := sessionWatcher{t, c.SessionEvents()}
 	events.waitFor(StateConnected)
 	// The server expires the session while the client is cut off; the
@@ -242,7 +242,7 @@ func TestServerExpiresSession(t *testing.T) {
 	d.holdDials()
 	d.last().Close()
 	events.waitFor(StateDisconnected)
-	srv.ExpireSessions(srv.clock.Advance(time.Hour))
+	srv.ExpireSessions(srv.Clock.Advance(time.Hour))
 	d.releaseDials()
 	events.waitFor(StateExpired)
 	if _, err := c.Create(ctxT(t), "/x", nil, Persistent, OpenACL); !errors.Is(err, ErrSessionExpired) {
@@ -263,7 +263,7 @@ func TestConnectFailsWhenCtxEnds(t *testing.T) {
 func TestMultipleServersAndBadMember(t *testing.T) {
 	srv := startServer(t, "", nil)
 	// A dead member is skipped; which one is tried first is random.
-	c := connect(t, "127.0.0.1:1,"+srv.addr, WithBackoff(time.Millisecond, 5*time.Millisecond))
+	c := connect(t, "127.0.0.1:1,"+srv.Addr().String(), WithBackoff(time.Millisecond, 5*time.Millisecond))
 	if _, _, err := c.Get(ctxT(t), "/"); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestMultipleServersAndBadMember(t *testing.T) {
 func TestAuthResentOnReconnect(t *testing.T) {
 	srv := startServer(t, "", nil)
 	d := &cutDialer{}
-	c := connect(t, srv.addr, WithDialer(d.dial), WithBackoff(time.Millisecond, 10*time.Millisecond),
+	c := connect(t, srv.Addr().String(), WithDialer(d.dial), WithBackoff(time.Millisecond, 10*time.Millisecond),
 		WithAuth("digest", []byte("ann:pw")))
 	events := sessionWatcher{t, c.SessionEvents()}
 	events.waitFor(StateConnected)

@@ -160,7 +160,7 @@ func TestDoubleBarrierCrashedParticipant(t *testing.T) {
 				go func() { errc <- m.Leave(ctx) }()
 			}
 			if tc.expire {
-				srv.ExpireSessions(time.Now().Add(10 * time.Second))
+				srv.ExpireSessions(srv.Clock.Advance(10 * time.Second))
 			} else {
 				victim.c.Close()
 			}

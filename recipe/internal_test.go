@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"regexp"
 	"sync/atomic"
@@ -14,35 +12,19 @@ import (
 	"time"
 
 	"github.com/wardenzk/warden/client"
-	"github.com/wardenzk/warden/server"
+	"github.com/wardenzk/warden/server/servertest"
 	"github.com/wardenzk/warden/wire"
 )
 
-// startLockServer starts an in-process Warden with its expiry timers off:
-// sessions expire only when a test calls ExpireSessions.
-func startLockServer(t testing.TB) *server.Server {
+// startLockServer starts an in-process Warden with its expiry timers off
+// and a fake clock: sessions expire only when a test calls ExpireSessions.
+func startLockServer(t testing.TB) *servertest.Server {
 	t.Helper()
-	cfg := server.DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.DataLogDir = cfg.DataDir
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.Start(cfg, server.Options{
-		Listener:      ln,
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		DisableTimers: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
+	return servertest.Start(t)
 }
 
 // lockConn opens a session to srv, closed at cleanup.
-func lockConn(t testing.TB, srv *server.Server, opts ...client.Option) *client.Conn {
+func lockConn(t testing.TB, srv *servertest.Server, opts ...client.Option) *client.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

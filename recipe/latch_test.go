@@ -4,19 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wardenzk/warden/server/servertest"
 	"regexp"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/wardenzk/warden/client"
-	"github.com/wardenzk/warden/server"
 )
 
 // startLatches starts n latches on path, each on its own session, and
 // returns them in queue order (latch i holds the i-th lowest node). Each is
 // closed at cleanup.
-func startLatches(t *testing.T, srv *server.Server, ctx context.Context, path string, n int, opts ...client.Option) []*LeaderLatch {
+func startLatches(t *testing.T, srv *servertest.Server, ctx context.Context, path string, n int, opts ...client.Option) []*LeaderLatch {
 	t.Helper()
 	var latches []*LeaderLatch
 	for i := range n {
@@ -161,7 +161,7 @@ func TestLeaderLatchExpiredLeaderReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Past the old leader's deadline, well before the others'.
-	srv.ExpireSessions(time.Now().Add(10 * time.Second))
+	srv.ExpireSessions(srv.Clock.Advance(10 * time.Second))
 	second, err := rest[0].Await(ctx)
 	if err != nil {
 		t.Fatal(err)

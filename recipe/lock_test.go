@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wardenzk/warden/server/servertest"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/wardenzk/warden/client"
-	"github.com/wardenzk/warden/server"
 )
 
 // TestLockMutualExclusion: N sessions each add 1 to a counter node M
@@ -90,7 +90,7 @@ func TestLockMutualExclusion(t *testing.T) {
 // queueWaiters starts k contenders on path one after the other, each on
 // its own session, returning once each is waiting on its predecessor.
 // Acquired leases arrive on the returned channel.
-func queueWaiters(t *testing.T, srv *server.Server, ctx context.Context, path string, k int) ([]*Lock, chan *Lock) {
+func queueWaiters(t *testing.T, srv *servertest.Server, ctx context.Context, path string, k int) ([]*Lock, chan *Lock) {
 	t.Helper()
 	acquired := make(chan *Lock, k)
 	locks := make([]*Lock, k)
@@ -181,7 +181,7 @@ func TestLockExpiryHandsOff(t *testing.T) {
 	}()
 	<-waiting
 	// Past the holder's deadline, well before the waiter's.
-	srv.ExpireSessions(time.Now().Add(10 * time.Second))
+	srv.ExpireSessions(srv.Clock.Advance(10 * time.Second))
 	select {
 	case lease := <-got:
 		if lease.Token <= first.Token {

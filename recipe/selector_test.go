@@ -150,7 +150,7 @@ func TestLeaderSelectorExpiryCancelsLead(t *testing.T) {
 	if err != nil || len(ps) != 2 || ps[0].ID != "old" || ps[1].ID != "next" {
 		t.Fatalf("participants = %+v, %v", ps, err)
 	}
-	srv.ExpireSessions(time.Now().Add(10 * time.Second))
+	srv.ExpireSessions(srv.Clock.Advance(10 * time.Second))
 	select {
 	case got := <-leading:
 		if got != "next" {

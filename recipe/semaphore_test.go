@@ -95,7 +95,7 @@ func TestSemaphoreMultiAndExpiry(t *testing.T) {
 		t.Fatal("waiter got 2 leases while only 1 was free")
 	default:
 	}
-	srv.ExpireSessions(time.Now().Add(10 * time.Second))
+	srv.ExpireSessions(srv.Clock.Advance(10 * time.Second))
 	select {
 	case leases := <-got:
 		if len(leases) != 2 {

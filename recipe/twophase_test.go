@@ -3,18 +3,18 @@ package recipe
 import (
 	"context"
 	"errors"
+	"github.com/wardenzk/warden/server/servertest"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wardenzk/warden/client"
-	"github.com/wardenzk/warden/server"
 )
 
 // twoPhase sets up a transaction at path with the named sites, each on its
 // own session, joined before it returns.
-func twoPhase(t *testing.T, srv *server.Server, ctx context.Context, path string, sites ...string) (*Transaction, map[string]*TxSite, map[string]*client.Conn) {
+func twoPhase(t *testing.T, srv *servertest.Server, ctx context.Context, path string, sites ...string) (*Transaction, map[string]*TxSite, map[string]*client.Conn) {
 	t.Helper()
 	tx, err := NewTransaction(ctx, lockConn(t, srv), path, sites)
 	if err != nil {
