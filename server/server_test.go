@@ -6,32 +6,13 @@ import (
 	"log/slog"
 	"net"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/wardenzk/warden/internal/fakeclock"
 	"github.com/wardenzk/warden/wire"
 )
-
-// fakeClock is the server's injected wall clock; tests move it by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (f *fakeClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fakeClock) Advance(d time.Duration) time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = f.now.Add(d)
-	return f.now
-}
 
 type quietLogger struct{}
 
@@ -39,12 +20,12 @@ func (quietLogger) Printf(string, ...any) {}
 
 // startServer starts an in-process standalone server on a loopback port
 // with timers off and a fake clock.
-func startServer(t *testing.T, mutate func(*Config)) (*Server, *fakeClock) {
+func startServer(t *testing.T, mutate func(*Config)) (*Server, *fakeclock.Clock) {
 	t.Helper()
 	return startServerOpts(t, mutate, Options{})
 }
 
-func startServerOpts(t *testing.T, mutate func(*Config), opts Options) (*Server, *fakeClock) {
+func startServerOpts(t *testing.T, mutate func(*Config), opts Options) (*Server, *fakeclock.Clock) {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
@@ -56,7 +37,7 @@ func startServerOpts(t *testing.T, mutate func(*Config), opts Options) (*Server,
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &fakeClock{now: time.Now()}
+	clock := fakeclock.New(time.Now())
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	opts.Now = clock.Now
 	opts.Listener = ln

@@ -15,34 +15,17 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/wardenzk/warden/internal/fakeclock"
 	"github.com/wardenzk/warden/server"
 )
 
-// Clock is a settable wall clock for the server. It starts at the real
-// time, so socket deadlines and logical time agree until a test moves it.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d and returns the new time.
-func (c *Clock) Advance(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return c.now
-}
+// Clock is the server's settable wall clock. It starts at the real time,
+// so socket deadlines and logical time agree until a test moves it with
+// Advance.
+type Clock = fakeclock.Clock
 
 // Server is a running in-process server and its clock.
 type Server struct {
@@ -89,7 +72,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	if err != nil {
 		tb.Fatalf("servertest: listen on %s: %v", st.addr, err)
 	}
-	clock := &Clock{now: time.Now()}
+	clock := fakeclock.New(time.Now())
 	so := server.Options{
 		Listener:      ln,
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
