@@ -34,7 +34,7 @@ type Conn struct {
 	lastZxid atomic.Int64 // zxid of the last matched reply; sent on re-attach
 
 	watches *watchManager
-	events  *queue[SessionEvent]
+	events  *broadcaster
 
 	stopCh    chan struct{} // closed by Close: stops the session loop and the queues
 	closeOnce sync.Once
@@ -84,7 +84,7 @@ func Connect(ctx context.Context, servers string, opts ...Option) (*Conn, error)
 		auths:   append([]authInfo(nil), o.auths...),
 	}
 	c.watches = newWatchManager(c)
-	c.events = newQueue[SessionEvent](c.stopCh, &c.wg)
+	c.events = newBroadcaster(c.stopCh, &c.wg)
 	c.wg.Add(1)
 	go c.sessionLoop()
 
@@ -142,11 +142,15 @@ func (c *Conn) State() State {
 	return c.state
 }
 
-// SessionEvents returns the state changes, in order. The queue behind it
-// is unbounded, so a slow reader never blocks the client. The channel is
-// closed after the terminal event (Expired, AuthFailed or Closed); after
-// Close at most 64 undelivered events remain readable.
-func (c *Conn) SessionEvents() <-chan SessionEvent { return c.events.out }
+// SessionEvents returns a new subscription to the session's state: first
+// the current state (normally StateConnected), then every change, in
+// order. Each call has its own unbounded queue, so several readers (the
+// application, caches, recipes) can follow the session and a slow reader
+// never blocks the client or the others. The channel is closed after the
+// terminal event (Expired, AuthFailed or Closed); after Close at most 64
+// undelivered events remain readable. A subscription made after the end
+// holds just the terminal event.
+func (c *Conn) SessionEvents() <-chan SessionEvent { return c.events.subscribe() }
 
 // Close ends the session: it sends closeSession (waiting at most a few
 // seconds for the answer), closes the connection, ends every watch with

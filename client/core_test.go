@@ -262,3 +262,22 @@ func TestEphemerals(t *testing.T) {
 	}
 	c.Close() // idempotent
 }
+
+func TestSessionEventsFanOutToEverySubscriber(t *testing.T) {
+	srv := startServer(t, "", nil)
+	c, err := Connect(ctxT(t), srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := c.SessionEvents(), c.SessionEvents()
+	c.Close()
+	for name, ch := range map[string]<-chan SessionEvent{"a": a, "b": b} {
+		var states []State
+		for ev := range ch {
+			states = append(states, ev.State)
+		}
+		if len(states) != 2 || states[0] != StateConnected || states[1] != StateClosed {
+			t.Fatalf("subscriber %s saw %v, want [Connected Closed]", name, states)
+		}
+	}
+}

@@ -149,8 +149,9 @@ func ExampleConn_SessionEvents() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	events := c.SessionEvents() // starts with the current state
 	c.Close()
-	for ev := range c.SessionEvents() {
+	for ev := range events {
 		fmt.Println(ev.State)
 	}
 	// Output:

@@ -237,6 +237,7 @@ func TestCloseEndsWatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	pw := must[*Watch](t)(c.AddWatch(ctx, "/", true))
+	events := c.SessionEvents()
 	c.Close()
 	if ev := waitEvent(t, w); !errors.Is(ev.Err, ErrClosed) || ev.Type != wire.EventNone {
 		t.Fatalf("one-shot after close = %+v", ev)
@@ -245,7 +246,7 @@ func TestCloseEndsWatches(t *testing.T) {
 		t.Fatalf("persistent after close = %+v", ev)
 	}
 	var states []State
-	for ev := range c.SessionEvents() {
+	for ev := range events {
 		states = append(states, ev.State)
 	}
 	if !slices.Equal(states, []State{StateConnected, StateClosed}) {

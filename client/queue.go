@@ -107,3 +107,67 @@ func (q *queue[T]) flush() {
 	}
 	q.items = nil
 }
+
+// broadcaster fans session events out to every subscriber, each through
+// its own unbounded queue, so one slow reader delays nobody.
+type broadcaster struct {
+	stop <-chan struct{}
+	wg   *sync.WaitGroup
+
+	mu sync.Mutex
+	// Invariant: after ended, no queue is added and none is pushed to.
+	subs  []*queue[SessionEvent]
+	ended bool
+	// last is the latest event (the current state); hasLast says whether
+	// there was one.
+	last    SessionEvent
+	hasLast bool
+}
+
+func newBroadcaster(stop <-chan struct{}, wg *sync.WaitGroup) *broadcaster {
+	return &broadcaster{stop: stop, wg: wg}
+}
+
+// subscribe returns a channel that first receives the latest event (the
+// current state) and then every later one; it is closed after the
+// terminal event. After the end it holds just the terminal event.
+func (b *broadcaster) subscribe() <-chan SessionEvent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		ch := make(chan SessionEvent, 1)
+		if b.hasLast {
+			ch <- b.last
+		}
+		close(ch)
+		return ch
+	}
+	q := newQueue[SessionEvent](b.stop, b.wg)
+	if b.hasLast {
+		q.push(b.last)
+	}
+	b.subs = append(b.subs, q)
+	return q.out
+}
+
+func (b *broadcaster) push(ev SessionEvent) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return
+	}
+	b.last, b.hasLast = ev, true
+	for _, q := range b.subs {
+		q.push(ev)
+	}
+}
+
+// end delivers nothing more: every subscription closes once drained.
+func (b *broadcaster) end() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ended = true
+	for _, q := range b.subs {
+		q.end()
+	}
+}

@@ -214,7 +214,11 @@ func TestServerRestartExpiresSession(t *testing.T) {
 	if expired.SessionID == 0 {
 		t.Fatal("expired event without session id")
 	}
-	if _, ok := <-c.SessionEvents(); ok {
+	late := c.SessionEvents()
+	if ev, ok := <-late; !ok || ev.State != StateExpired {
+		t.Fatalf("late subscription's first event = %+v, %v; want the terminal Expired", ev, ok)
+	}
+	if _, ok := <-late; ok {
 		t.Fatal("session events not closed after expiry")
 	}
 	if _, _, err := c.Get(ctx, "/"); !errors.Is(err, ErrSessionExpired) {

@@ -53,24 +53,6 @@ type CacheEvent struct {
 	Node CachedNode
 }
 
-// CacheOption configures a TreeCache or NodeCache.
-type CacheOption func(*cacheOptions)
-
-type cacheOptions struct {
-	sessionEvents <-chan client.SessionEvent
-}
-
-// ResyncOn makes the cache re-read everything from the server after each
-// reconnect reported on events (normally the Conn's SessionEvents). A
-// persistent watch is re-armed after a reconnect but gets no catch-up
-// events for what changed while the client was disconnected, so without a
-// re-read the cache could miss those changes. SessionEvents has a single
-// reader: a program that reads it itself should call Resync on reconnect
-// instead of passing this option.
-func ResyncOn(events <-chan client.SessionEvent) CacheOption {
-	return func(o *cacheOptions) { o.sessionEvents = events }
-}
-
 // TreeCache keeps a local copy of a subtree (Curator TreeCache), kept in
 // sync with one persistent recursive watch (ZooKeeper 3.6+ addWatch).
 //
@@ -82,7 +64,8 @@ func ResyncOn(events <-chan client.SessionEvent) CacheOption {
 // NodeDeleted drops the node and its cached descendants. Because every read
 // returns state at least as new as the event, and events arrive in zxid
 // order, the cache converges to the server's state once changes stop. After
-// a reconnect (ResyncOn or Resync) the subtree is re-read and diffed
+// a reconnect (the cache follows the Conn's SessionEvents) or Resync the
+// subtree is re-read and diffed
 // against the cache. When the session ends the cache stops following the
 // server (Err says why) but keeps answering from its last state.
 type TreeCache struct {
@@ -105,25 +88,35 @@ type TreeCache struct {
 }
 
 // NewTreeCache loads the subtree at root (which need not exist yet) and
-// keeps it in sync until Close. It returns once the initial load is done.
-func NewTreeCache(ctx context.Context, c *client.Conn, root string, opts ...CacheOption) (*TreeCache, error) {
-	var o cacheOptions
-	for _, f := range opts {
-		f(&o)
+// keeps it in sync until Close, re-reading it after every reconnect (a
+// persistent watch gets no catch-up events for what changed while the
+// client was away). It returns once the initial load is done.
+func NewTreeCache(ctx context.Context, c *client.Conn, root string) (*TreeCache, error) {
+	return startCache(ctx, c, root, false)
+}
+
+// startCache sets the watch, loads, and starts following: a subtree, or a
+// single node when single is set.
+func startCache(ctx context.Context, c *client.Conn, root string, single bool) (*TreeCache, error) {
+	what := "treecache"
+	if single {
+		what = "nodecache"
 	}
-	w, err := c.AddWatch(ctx, root, true)
+	// Subscribe first, so a disconnect during the load is seen.
+	sessions := c.SessionEvents()
+	w, err := c.AddWatch(ctx, root, !single)
 	if err != nil {
-		return nil, fmt.Errorf("recipe: treecache %s: %w", root, err)
+		return nil, fmt.Errorf("recipe: %s %s: %w", what, root, err)
 	}
 	tc := &TreeCache{c: c, root: root, w: w, done: make(chan struct{}), resync: make(chan chan error),
-		nodes: map[string]CachedNode{}, kids: map[string]map[string]struct{}{}}
+		single: single, nodes: map[string]CachedNode{}, kids: map[string]map[string]struct{}{}}
 	if err := tc.reload(ctx); err != nil {
 		w.Remove(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("recipe: treecache %s: load: %w", root, err)
+		return nil, fmt.Errorf("recipe: %s %s: load: %w", what, root, err)
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	tc.cancel = cancel
-	go tc.run(rctx, o.sessionEvents)
+	go tc.run(rctx, sessions)
 	return tc, nil
 }
 
@@ -472,31 +465,18 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 
 // NodeCache keeps a local copy of one znode (Curator NodeCache), kept in
 // sync with a persistent (non-recursive) watch on it: every event on the
-// node re-reads it; a reconnect (ResyncOn or Resync) re-reads it too. The
+// node re-reads it; a reconnect or Resync re-reads it too. The
 // node need not exist: Get then reports false.
 type NodeCache struct {
 	tc *TreeCache
 }
 
 // NewNodeCache loads the node at path and keeps it in sync until Close.
-func NewNodeCache(ctx context.Context, c *client.Conn, path string, opts ...CacheOption) (*NodeCache, error) {
-	var o cacheOptions
-	for _, f := range opts {
-		f(&o)
-	}
-	w, err := c.AddWatch(ctx, path, false)
+func NewNodeCache(ctx context.Context, c *client.Conn, path string) (*NodeCache, error) {
+	tc, err := startCache(ctx, c, path, true)
 	if err != nil {
-		return nil, fmt.Errorf("recipe: nodecache %s: %w", path, err)
+		return nil, err
 	}
-	tc := &TreeCache{c: c, root: path, w: w, done: make(chan struct{}), resync: make(chan chan error),
-		single: true, nodes: map[string]CachedNode{}, kids: map[string]map[string]struct{}{}}
-	if err := tc.reload(ctx); err != nil {
-		w.Remove(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("recipe: nodecache %s: load: %w", path, err)
-	}
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	tc.cancel = cancel
-	go tc.run(rctx, o.sessionEvents)
 	return &NodeCache{tc: tc}, nil
 }
 

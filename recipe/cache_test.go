@@ -213,7 +213,7 @@ func TestTreeCacheResyncAfterReconnect(t *testing.T) {
 	}
 	d := &gatedDialer{}
 	c := lockConn(t, srv, client.WithDialer(d.dial))
-	tc, err := NewTreeCache(ctx, c, "/rs", ResyncOn(c.SessionEvents()))
+	tc, err := NewTreeCache(ctx, c, "/rs")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -199,7 +199,7 @@ func ExampleTreeCache() {
 	defer done()
 	ctx := context.Background()
 
-	tc, err := recipe.NewTreeCache(ctx, c, "/app/settings", recipe.ResyncOn(c.SessionEvents()))
+	tc, err := recipe.NewTreeCache(ctx, c, "/app/settings")
 	if err != nil {
 		panic(err)
 	}
