@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"net"
 	"sync"
 	"testing"
@@ -238,4 +237,3 @@ func (c *cutConn) waitWrite(t *testing.T) {
 	}
 }
 
-func isErr(err, target error) bool { return errors.Is(err, target) }

@@ -346,20 +346,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// servers starts the servers a differential test compares: ZooKeeper and Warden.
-// WARDEN_COMPAT_ONLY=zookeeper|warden restricts to one (for development);
-// WARDEN_COMPAT_PEER=zookeeper replaces Warden with a second ZooKeeper (to check that
-// normalize makes two runs of the same server agree).
-func servers(t *testing.T, extra map[string]string) []*Server {
-	t.Helper()
-	var out []*Server
-	for _, k := range serverKinds() {
-		out = append(out, startKind(t, k, extra))
-	}
-	return out
-}
-
-// serverKinds lists the server kinds selected by the environment, in comparison order.
+// serverKinds lists the server kinds a differential test compares, in comparison
+// order: ZooKeeper and Warden. WARDEN_COMPAT_ONLY=zookeeper|warden restricts to one
+// (for development); WARDEN_COMPAT_PEER=zookeeper replaces Warden with a second
+// ZooKeeper (to check that normalize makes two runs of the same server agree).
 func serverKinds() []string {
 	second := "warden"
 	if os.Getenv("WARDEN_COMPAT_PEER") == "zookeeper" {
@@ -440,7 +430,7 @@ func applyKnownDifferences(test, transcript string) string {
 	return transcript
 }
 
-// differential runs scenario against each server from servers(t, extra) (each in a
+// differential runs scenario against each server kind from serverKinds() (each in a
 // subtest named after the server), normalises the transcripts, and fails with a unified
 // diff if they differ. The first server's transcript is the reference.
 func differential(t *testing.T, extra map[string]string, scenario func(t *testing.T, s *Server) string) {
