@@ -236,4 +236,3 @@ func (c *cutConn) waitWrite(t *testing.T) {
 		t.Fatal("no write")
 	}
 }
-
