@@ -65,4 +65,12 @@
 // Nodes live in one map keyed by full path; a node keeps its children as a
 // set of names that share the children's path strings, and points to an
 // interned, reference-counted ACL list.
+//
+// # Snapshots
+//
+// Clone makes a consistent copy cheaply (one copy of the path map; nodes
+// are shared and copied on write by whichever tree changes them first).
+// Records walks a tree as NodeRecords, parents first, in an order that
+// depends only on content; FromRecords rebuilds an identical tree from
+// them, indexes and quota roots included.
 package tree

@@ -54,14 +54,13 @@ func dump(tr *Tree) string {
 			data = fmt.Sprintf("%q", n.data)
 		}
 		fmt.Fprintf(&b, "%s data=%s acl=%v refs=%d kids=%v czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d v=%d cv=%d av=%d owner=%x kidsNil=%v\n",
-			p, data, n.acl.acl, n.acl.refs, kids, n.czxid, n.mzxid, n.pzxid, n.ctime, n.mtime, n.version, n.cversion, n.aversion, n.owner, n.kids == nil)
+			p, data, n.acl.acl, tr.acls[n.acl.key].refs, kids, n.czxid, n.mzxid, n.pzxid, n.ctime, n.mtime, n.version, n.cversion, n.aversion, n.owner, n.kids == nil)
 	}
 	fmt.Fprintf(&b, "ephemerals=%v count=%d\n", tr.EphemeralsBySession(), tr.ephCount)
 	fmt.Fprintf(&b, "containers=%v ttls=%v size=%d\n", sortedKeys(tr.containers), sortedKeys(tr.ttls), tr.dataSize)
 	keys := make([]string, 0, len(tr.acls))
-	for k, e := range tr.acls {
-		keys = append(keys, fmt.Sprintf("%v:%d", e.acl, e.refs))
-		_ = k
+	for _, u := range tr.acls {
+		keys = append(keys, fmt.Sprintf("%v:%d", u.e.acl, u.refs))
 	}
 	slices.Sort(keys)
 	fmt.Fprintf(&b, "acls=%v\n", keys)
@@ -82,11 +81,11 @@ func sortedKeys(m map[string]struct{}) []string {
 func checkInvariants(t *testing.T, tr *Tree) {
 	t.Helper()
 	size := int64(0)
-	refs := map[*aclEntry]int{}
+	refs := map[string]int{}
 	eph := 0
 	for p, n := range tr.nodes {
 		size += int64(len(p) + len(n.data))
-		refs[n.acl]++
+		refs[n.acl.key]++
 		if p != "/" {
 			parent, _ := splitParent(p)
 			pn := tr.get(parent)
@@ -125,17 +124,18 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	if eph != tr.ephCount {
 		t.Fatalf("ephCount %d, want %d", tr.ephCount, eph)
 	}
-	for e, n := range refs {
-		if e.refs != n {
-			t.Fatalf("acl %v refs %d, want %d", e.acl, e.refs, n)
+	for k, n := range refs {
+		u, ok := tr.acls[k]
+		if !ok {
+			t.Fatalf("acl %q not interned", k)
 		}
-		if tr.acls[e.key] == nil {
-			t.Fatalf("acl %v not interned", e.acl)
+		if u.refs != n {
+			t.Fatalf("acl %v refs %d, want %d", u.e.acl, u.refs, n)
 		}
 	}
-	for _, e := range tr.acls {
-		if refs[e] == 0 {
-			t.Fatalf("acl %v interned with no users", e.acl)
+	for k, u := range tr.acls {
+		if refs[k] == 0 {
+			t.Fatalf("acl %v interned with no users", u.e.acl)
 		}
 	}
 }

@@ -335,6 +335,12 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	runModelOn(t, seed, steps, New(Options{}), newModel(), nil)
 }
 
+// frozenTree is a tree set aside by Clone with its state at that moment.
+type frozenTree struct {
+	tree         *Tree
+	render, dump string
+}
+
 func runModelOn(t *testing.T, seed uint64, steps int, tr *Tree, m model, quotas quotaSet) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	names := []string{"a", "b", "c", "zookeeper"}
@@ -359,6 +365,7 @@ func runModelOn(t *testing.T, seed uint64, steps int, tr *Tree, m model, quotas 
 		append(acl(wire.PermRead|wire.PermCreate, "world", "anyone"), acl(wire.PermAll, "digest", bobID.ID)...)}
 	datas := [][]byte{nil, {}, []byte("x"), []byte("hello")}
 	var saved model
+	var frozen []frozenTree
 	inTxn := false
 	var check quotaCheck
 	exceeded := 0
@@ -431,6 +438,26 @@ func runModelOn(t *testing.T, seed uint64, steps int, tr *Tree, m model, quotas 
 			t.Fatalf("step %d %s: state differs\ntree:\n%s\nmodel:\n%s", i, desc, a, b)
 		}
 		checkInvariants(t, tr)
+		if !inTxn && i%50 == 49 {
+			// Clone, then go on with the clone or the original in turn; the
+			// other must never change again.
+			c := tr.Clone()
+			frozen = append(frozen, frozenTree{tr, renderTree(t, tr), dump(tr)})
+			if i%100 == 49 {
+				frozen[len(frozen)-1].tree = c
+			} else {
+				tr = c
+			}
+		}
+	}
+	for i, f := range frozen {
+		if a := renderTree(t, f.tree); a != f.render {
+			t.Fatalf("clone %d changed:\n%s\nwas:\n%s", i, a, f.render)
+		}
+		if a := dump(f.tree); a != f.dump {
+			t.Fatalf("clone %d internals changed:\n%s\nwas:\n%s", i, a, f.dump)
+		}
+		checkInvariants(t, f.tree)
 	}
 	if quotas != nil && exceeded == 0 {
 		t.Error("no operation hit a hard quota limit")

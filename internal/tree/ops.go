@@ -89,8 +89,9 @@ func (t *Tree) Create(op CreateOp, c Caller, m Meta) (string, wire.Stat, []Chang
 		czxid: m.Zxid, mzxid: m.Zxid, pzxid: m.Zxid,
 		ctime: m.Time, mtime: m.Time,
 		owner: owner,
+		tok:   t.tok,
 	}
-	t.saveNode(parent)
+	parent = t.modify(parentPath)
 	// DataTree.createNode only moves the counter forward, so it sticks at
 	// MaxInt32 instead of wrapping.
 	if next := parent.cversion + 1; next > parent.cversion {
@@ -165,7 +166,7 @@ func (t *Tree) DeleteContainer(path string, m Meta) ([]Change, error) {
 // deleteNode removes the childless node n at path: the parent's pzxid
 // moves up to the txn zxid; its creation counter is unchanged.
 func (t *Tree) deleteNode(path, parentPath string, n, parent *node, m Meta) []Change {
-	t.saveNode(parent)
+	parent = t.modify(parentPath)
 	if m.Zxid > parent.pzxid {
 		parent.pzxid = m.Zxid
 	}
@@ -216,7 +217,7 @@ func (t *Tree) SetData(path string, data []byte, version int32, c Caller, m Meta
 	}
 	oldLen := len(n.data)
 	t.noteQuotaNode(path)
-	t.saveNode(n)
+	n = t.modify(path)
 	t.setNodeData(n, data)
 	n.version = v
 	n.mzxid = m.Zxid
@@ -250,7 +251,7 @@ func (t *Tree) SetACL(path string, acl []wire.ACL, version int32, c Caller, _ Me
 	if err != nil {
 		return wire.Stat{}, err
 	}
-	t.saveNode(n)
+	n = t.modify(path)
 	t.setNodeACL(n, t.internACL(fixed))
 	n.aversion = v
 	return n.stat(), nil

@@ -356,11 +356,9 @@ func (t *Tree) updateQuotaStats(root string, bytesDiff, countDiff int64) {
 // writeQuotaStats replaces the data of the stats node at path in place:
 // its version, mzxid and mtime stay as they are.
 func (t *Tree) writeQuotaStats(path string, s statsTrack) {
-	n := t.nodes[path]
-	if n == nil {
+	if t.nodes[path] == nil {
 		return
 	}
 	t.noteQuotaNode(path)
-	t.saveNode(n)
-	t.setNodeData(n, s.bytes())
+	t.setNodeData(t.modify(path), s.bytes())
 }

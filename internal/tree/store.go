@@ -1,17 +1,25 @@
 package tree
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
 	"github.com/wardenzk/warden/wire"
 )
 
-// aclEntry is an interned ACL list shared by every node that uses it.
+// aclEntry is an interned ACL list shared by every node that uses it. It
+// is immutable, so clones of a tree share it; each tree counts its users
+// in its own aclUse.
 type aclEntry struct {
-	key  string
-	acl  []wire.ACL
-	refs int // Invariant: number of nodes pointing here; 0 means dropped from Tree.acls
+	key string
+	acl []wire.ACL
+}
+
+// aclUse is a tree's interned entry for one ACL list and its user count.
+type aclUse struct {
+	e    *aclEntry
+	refs int // Invariant: number of this tree's nodes whose ACL has e's key; 0 only between internACL and acquire
 }
 
 // aclKey is a unique text for an ACL list.
@@ -32,26 +40,69 @@ func aclKey(acl []wire.ACL) string {
 // internACL returns the shared entry for acl, not yet referenced.
 func (t *Tree) internACL(acl []wire.ACL) *aclEntry {
 	k := aclKey(acl)
-	if e := t.acls[k]; e != nil {
-		return e
+	if u, ok := t.acls[k]; ok {
+		return u.e
 	}
 	e := &aclEntry{key: k, acl: append([]wire.ACL(nil), acl...)}
-	t.acls[k] = e
+	t.acls[k] = aclUse{e: e}
 	return e
 }
 
 func (t *Tree) acquire(e *aclEntry) {
-	e.refs++
-	if _, ok := t.acls[e.key]; !ok {
-		t.acls[e.key] = e
+	u, ok := t.acls[e.key]
+	if !ok {
+		u.e = e
 	}
+	u.refs++
+	t.acls[e.key] = u
 }
 
 func (t *Tree) release(e *aclEntry) {
-	e.refs--
-	if e.refs == 0 && t.acls[e.key] == e {
+	u := t.acls[e.key]
+	if u.refs--; u.refs <= 0 {
 		delete(t.acls, e.key)
+		return
 	}
+	t.acls[e.key] = u
+}
+
+// own returns the node at path (canonical; "" names the root) for
+// changing in place: a node this tree shares with a clone is copied first
+// and the copy takes its place. Its children set stays shared until
+// ownKids.
+func (t *Tree) own(path string) *node {
+	if path == "" {
+		path = "/"
+	}
+	n := t.nodes[path]
+	if n.tok == t.tok {
+		return n
+	}
+	c := *n
+	c.tok = t.tok
+	c.sharedKids = n.kids != nil
+	t.nodes[path] = &c
+	return &c
+}
+
+// ownKids makes n's children set (n owned by t) private to n, ready to be
+// changed, creating it if n has none.
+func (t *Tree) ownKids(n *node) {
+	switch {
+	case n.kids == nil:
+		n.kids = make(map[string]struct{})
+	case n.sharedKids:
+		n.kids = maps.Clone(n.kids)
+	}
+	n.sharedKids = false
+}
+
+// modify returns the node at path ready for changing its own fields: owned
+// by t (see own), with an undo action recorded (see saveNode).
+func (t *Tree) modify(path string) *node {
+	n := t.own(path)
+	t.saveNode(n)
+	return n
 }
 
 // record appends an undo action when a transaction is open.
@@ -65,10 +116,8 @@ func (t *Tree) record(f func()) {
 // indexes. It does not touch the parent's counters.
 func (t *Tree) insert(path string, n *node) {
 	parent, _ := splitParent(path)
-	p := t.get(parent)
-	if p.kids == nil {
-		p.kids = make(map[string]struct{})
-	}
+	p := t.own(parent)
+	t.ownKids(p)
 	p.kids[path[len(parent)+1:]] = struct{}{}
 	t.nodes[path] = n
 	t.acquire(n.acl)
@@ -95,7 +144,8 @@ func (t *Tree) insert(path string, n *node) {
 func (t *Tree) remove(path string) {
 	n := t.nodes[path]
 	parent, _ := splitParent(path)
-	p := t.get(parent)
+	p := t.own(parent)
+	t.ownKids(p)
 	delete(p.kids, path[len(parent)+1:])
 	if len(p.kids) == 0 {
 		p.kids = nil
@@ -120,7 +170,8 @@ func (t *Tree) remove(path string) {
 }
 
 // saveNode records an undo action restoring n's own fields (not its
-// children) to their current values. Call it before changing them.
+// children) to their current values. Call it, on a node owned by t,
+// before changing them.
 func (t *Tree) saveNode(n *node) {
 	if !t.inTxn {
 		return
@@ -132,9 +183,9 @@ func (t *Tree) saveNode(n *node) {
 			t.acquire(old.acl)
 			t.release(n.acl)
 		}
-		kids := n.kids
+		kids, shared := n.kids, n.sharedKids
 		*n = old
-		n.kids = kids
+		n.kids, n.sharedKids = kids, shared
 	})
 }
 

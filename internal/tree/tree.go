@@ -64,6 +64,14 @@ type node struct {
 	acl  *aclEntry           // interned, never nil
 	kids map[string]struct{} // child names; nil when there are none. Keys are substrings of the children's paths.
 
+	// tok is the token of the one tree that may change this node in place.
+	// Invariant: a node whose tok is not its tree's is shared with a clone
+	// and never changes again; the tree copies it first (Tree.own).
+	tok *cowToken
+	// sharedKids marks kids as shared with another tree's node: copied
+	// before the first change (Tree.ownKids).
+	sharedKids bool
+
 	czxid, mzxid, pzxid int64
 	ctime, mtime        int64
 	version             int32
@@ -139,7 +147,7 @@ type Tree struct {
 	dataSize   int64 // Σ len(path)+len(data)
 	ephCount   int
 
-	acls map[string]*aclEntry // interned ACL lists by aclKey
+	acls map[string]aclUse // interned ACL lists by aclKey, with this tree's user counts
 
 	// quotaRoots holds the quota roots (ZooKeeper's PathTrie), each the
 	// normalised <p> of a /zookeeper/quota<p>/zookeeper_limits node
@@ -154,7 +162,15 @@ type Tree struct {
 
 	inTxn bool
 	undo  []func() // inverse actions since Begin, applied in reverse by Rollback
+
+	// tok marks the nodes this tree may change in place; Clone gives both
+	// trees new tokens, so every node they then share is copied on write.
+	tok *cowToken
 }
+
+// cowToken identifies a tree for copy-on-write. It is not empty so that
+// every allocation has its own address.
+type cowToken struct{ _ byte }
 
 // New returns a tree holding the nodes of a fresh ZooKeeper server: "/",
 // "/zookeeper" and "/zookeeper/quota" (all-zero stat, empty data,
@@ -167,16 +183,17 @@ func New(opts Options) *Tree {
 		ephemerals: make(map[int64]map[string]struct{}),
 		containers: make(map[string]struct{}),
 		ttls:       make(map[string]struct{}),
-		acls:       make(map[string]*aclEntry),
+		acls:       make(map[string]aclUse),
 		quotaRoots: make(map[string]struct{}),
+		tok:        new(cowToken),
 	}
-	root := &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe)}
+	root := &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe), tok: t.tok}
 	t.acquire(root.acl)
 	t.nodes["/"] = root
 	t.dataSize = 1
-	t.insert(procPath, &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe)})
-	t.insert(quotaPath, &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe)})
-	t.insert(configPath, &node{data: []byte{}, acl: t.internACL(wire.ReadACLUnsafe), aversion: -1})
+	t.insert(procPath, &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe), tok: t.tok})
+	t.insert(quotaPath, &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe), tok: t.tok})
+	t.insert(configPath, &node{data: []byte{}, acl: t.internACL(wire.ReadACLUnsafe), aversion: -1, tok: t.tok})
 	return t
 }
 

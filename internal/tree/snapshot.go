@@ -1,0 +1,198 @@
+package tree
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/wardenzk/warden/wire"
+)
+
+// ErrBadRecords is wrapped by every error FromRecords returns for records
+// that do not form a valid tree.
+var ErrBadRecords = errors.New("tree: invalid node records")
+
+// NodeRecord is one znode as a snapshot stores it: its path, data, ACL and
+// ZooKeeper's StatPersisted (the stored cversion, which counts child
+// creations, and the stored ephemeralOwner: a session, ContainerOwner or a
+// TTLOwner). The Data and ACL slices are shared and read-only.
+type NodeRecord struct {
+	Path                       string
+	Data                       []byte // nil and empty are distinct
+	ACL                        []wire.ACL
+	Czxid, Mzxid, Ctime, Mtime int64
+	Version                    int32
+	StoredCversion             int32
+	Aversion                   int32
+	EphemeralOwner             int64
+	Pzxid                      int64
+}
+
+func (n *node) record(path string) NodeRecord {
+	return NodeRecord{
+		Path: path, Data: n.data, ACL: n.acl.acl,
+		Czxid: n.czxid, Mzxid: n.mzxid, Ctime: n.ctime, Mtime: n.mtime,
+		Version: n.version, StoredCversion: n.cversion, Aversion: n.aversion,
+		EphemeralOwner: n.owner, Pzxid: n.pzxid,
+	}
+}
+
+// Records calls fn with every node, the reserved ones included, depth
+// first from the root with siblings in sorted name order: a parent always
+// comes before its children and the order depends only on the tree's
+// content. It stops at the first error fn returns and returns it. The
+// tree must not change during the walk (walk a Clone to serialise without
+// holding the caller's lock). Memory beyond fn's is one sorted name list
+// per level of the current path.
+func (t *Tree) Records(fn func(NodeRecord) error) error {
+	type frame struct {
+		path  string
+		names []string // children still to visit, in order
+	}
+	root := t.nodes["/"]
+	if err := fn(root.record("/")); err != nil {
+		return err
+	}
+	stack := []frame{{path: "", names: sortedKids(root)}}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if len(top.names) == 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		path := top.path + "/" + top.names[0]
+		top.names = top.names[1:]
+		n := t.nodes[path]
+		if err := fn(n.record(path)); err != nil {
+			return err
+		}
+		if len(n.kids) > 0 {
+			stack = append(stack, frame{path: path, names: sortedKids(n)})
+		}
+	}
+	return nil
+}
+
+func sortedKids(n *node) []string {
+	return slices.Sorted(maps.Keys(n.kids))
+}
+
+// FromRecords builds a tree from node records, as Records produces them:
+// recs calls yield once per node, the root first and every parent before
+// its children, and returns yield's error if it fails. The tree is the
+// one the records were taken from: children sets, the ephemeral,
+// container and TTL indexes, the data size and the quota roots (every
+// /zookeeper/quota<p>/zookeeper_limits node registers <p>) are rebuilt;
+// quota stats nodes keep the data they were recorded with, exactly as the
+// live tree held it (ZooKeeper recounts them on load; Warden does not, so
+// that a restored replica never diverges). Records' Data is kept (not
+// copied): the caller must not modify it afterwards.
+//
+// Invalid records give an error wrapping ErrBadRecords that names the
+// path: a first record that is not "/", an invalid or repeated path, a
+// missing parent, a child of a session ephemeral, an owned root, or a
+// missing reserved node (/zookeeper, /zookeeper/quota, /zookeeper/config).
+// An error from recs itself is returned as is.
+func FromRecords(opts Options, recs func(yield func(NodeRecord) error) error) (*Tree, error) {
+	t := &Tree{
+		opts:       opts,
+		nodes:      make(map[string]*node),
+		ephemerals: make(map[int64]map[string]struct{}),
+		containers: make(map[string]struct{}),
+		ttls:       make(map[string]struct{}),
+		acls:       make(map[string]aclUse),
+		quotaRoots: make(map[string]struct{}),
+		tok:        new(cowToken),
+	}
+	if err := recs(t.load); err != nil {
+		return nil, err
+	}
+	for _, p := range []string{"/", procPath, quotaPath, configPath} {
+		if t.nodes[p] == nil {
+			return nil, fmt.Errorf("%w: reserved node %s is missing", ErrBadRecords, p)
+		}
+	}
+	return t, nil
+}
+
+// load links in one record for FromRecords.
+func (t *Tree) load(r NodeRecord) error {
+	n := &node{
+		data: r.Data, acl: t.internACL(r.ACL),
+		czxid: r.Czxid, mzxid: r.Mzxid, pzxid: r.Pzxid,
+		ctime: r.Ctime, mtime: r.Mtime,
+		version: r.Version, cversion: r.StoredCversion, aversion: r.Aversion,
+		owner: r.EphemeralOwner,
+		tok:   t.tok,
+	}
+	if len(t.nodes) == 0 {
+		if r.Path != "/" {
+			return fmt.Errorf("%w: first record is %q, want the root \"/\"", ErrBadRecords, r.Path)
+		}
+		if r.EphemeralOwner != 0 {
+			return fmt.Errorf("%w: root has ephemeralOwner %#x, want 0", ErrBadRecords, r.EphemeralOwner)
+		}
+		t.nodes["/"] = n
+		t.acquire(n.acl)
+		t.dataSize = int64(1 + len(r.Data))
+		return nil
+	}
+	if t.nodes[r.Path] != nil {
+		return fmt.Errorf("%w: %q appears twice", ErrBadRecords, r.Path)
+	}
+	if err := ValidatePath(r.Path); err != nil {
+		return fmt.Errorf("%w: %q is not a valid path", ErrBadRecords, r.Path)
+	}
+	parentPath, _ := splitParent(r.Path)
+	parent := t.get(parentPath)
+	if parent == nil {
+		return fmt.Errorf("%w: %q comes before its parent %q", ErrBadRecords, r.Path, eventPath(parentPath))
+	}
+	if kindOfOwner(parent.owner) == ownerNormal {
+		return fmt.Errorf("%w: %q is a child of the ephemeral %q", ErrBadRecords, r.Path, eventPath(parentPath))
+	}
+	t.insert(r.Path, n)
+	if prefix, ok := quotaPrefix(parentPath); ok && r.Path[len(parentPath)+1:] == quotaLimitsName {
+		if root := normalizeRoot(prefix); root != "" {
+			t.quotaRoots[root] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// Clone returns a copy of the tree that later changes to either tree do
+// not affect. It copies the path map and the indexes but no node, data or
+// ACL: both trees share every node until one of them changes it, which
+// copies that node first (copy on write). Its cost is one map copy of
+// NodeCount entries (about 15–35 ms for a million nodes) plus the
+// ephemeral, container and TTL indexes; the first change to each shared
+// node afterwards costs one small allocation (and a copy of the children
+// set of a parent that gains or loses a child).
+//
+// Clone must not be called inside a transaction (between Begin and Commit
+// or Rollback); it panics if it is. Like every method it needs the
+// caller's exclusive lock; the clone may then be read (Records) by another
+// goroutine while the original keeps changing.
+func (t *Tree) Clone() *Tree {
+	if t.inTxn {
+		panic("tree: Clone inside a transaction")
+	}
+	c := &Tree{
+		opts:       t.opts,
+		nodes:      maps.Clone(t.nodes),
+		ephemerals: make(map[int64]map[string]struct{}, len(t.ephemerals)),
+		containers: maps.Clone(t.containers),
+		ttls:       maps.Clone(t.ttls),
+		dataSize:   t.dataSize,
+		ephCount:   t.ephCount,
+		acls:       maps.Clone(t.acls),
+		quotaRoots: maps.Clone(t.quotaRoots),
+		tok:        new(cowToken),
+	}
+	for s, paths := range t.ephemerals {
+		c.ephemerals[s] = maps.Clone(paths)
+	}
+	t.tok = new(cowToken)
+	return c
+}
