@@ -1,0 +1,7 @@
+//go:build !linux
+
+package storage
+
+import "os"
+
+func fallocate(f *os.File, size int64) error { return f.Truncate(size) }

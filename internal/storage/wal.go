@@ -1,0 +1,649 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// DefaultSegmentSize is the size of a WAL segment file: 64 MiB.
+const DefaultSegmentSize = 64 << 20
+
+// WALOptions configures a WAL.
+type WALOptions struct {
+	// SegmentSize is the size in bytes each segment file is preallocated to.
+	// A record larger than a segment gets a segment of its own, as large as
+	// needed. Default DefaultSegmentSize (64 MiB).
+	SegmentSize int64
+	// NoSync skips the fsync of Save and SaveSnapshot (ZooKeeper's
+	// forceSync=no). Unsafe: a power cut loses acknowledged writes.
+	// Default false.
+	NoSync bool
+	// Logger receives recovery and warning messages. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// WAL is the write-ahead log holding raft's entries, its HardState and
+// snapshot markers, in a directory of preallocated segment files (the format
+// is in the package documentation).
+//
+// A WAL is opened with OpenWAL, which recovers it; ReadAll then returns the
+// log as raft must see it. Save, SaveSnapshot and ReleaseTo append to or
+// trim the log. Methods are safe for concurrent use, though Save is meant to
+// be called from one goroutine (raft's Ready loop).
+type WAL struct {
+	fs   FS
+	dir  string
+	opts WALOptions
+	log  *slog.Logger
+
+	mu sync.Mutex
+	// err, once set, is returned by every later call: the WAL's durable
+	// state is unknown (a failed fsync or an unexpected write error).
+	err error
+	// segs lists the segment files, oldest first. Invariant: sequence
+	// numbers are consecutive and the last one is open as tail.
+	segs []segmentName
+	tail File
+	// off is where the next record goes in tail; size is tail's size.
+	// Invariant: tail's bytes from off to size are zero.
+	off, size int64
+	// lastIndex is the index of the last entry written (0: none yet).
+	lastIndex uint64
+	// hs and snap are the newest HardState and snapshot marker written;
+	// each new segment starts with a copy of them.
+	hs   *raftpb.HardState
+	snap *raftpb.SnapshotMetadata
+	// recovered is the log found by OpenWAL, handed out once by ReadAll.
+	recovered *recoveredLog
+	buf       []byte // scratch for encoding records
+}
+
+type recoveredLog struct {
+	snap *raftpb.SnapshotMetadata
+	hs   *raftpb.HardState
+	ents []*raftpb.Entry
+}
+
+// segmentName is a parsed segment file name:
+// <seq 16 hex>-<firstIndex 16 hex>.wal.
+type segmentName struct {
+	seq, firstIndex uint64
+}
+
+func (s segmentName) String() string { return fmt.Sprintf("%016x-%016x.wal", s.seq, s.firstIndex) }
+
+func parseSegmentName(name string) (segmentName, bool) {
+	var s segmentName
+	if !strings.HasSuffix(name, ".wal") || len(name) != 16+1+16+4 {
+		return s, false
+	}
+	if _, err := fmt.Sscanf(name, "%016x-%016x.wal", &s.seq, &s.firstIndex); err != nil {
+		return s, false
+	}
+	return s, s.String() == name
+}
+
+// listSegments returns dir's segments in sequence order, checking that no
+// sequence number is missing.
+func listSegments(fs FS, dir string) ([]segmentName, error) {
+	names, err := fs.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var segs []segmentName
+	for _, n := range names {
+		if s, ok := parseSegmentName(n); ok {
+			segs = append(segs, s) // names sort by sequence number
+		}
+	}
+	for i := 1; i < len(segs); i++ {
+		if segs[i].seq != segs[i-1].seq+1 {
+			return nil, &CorruptError{
+				File:   filepath.Join(dir, segs[i].String()),
+				Offset: 0,
+				Reason: fmt.Sprintf("segment %016x is missing: the previous segment is %s", segs[i-1].seq+1, segs[i-1]),
+			}
+		}
+	}
+	return segs, nil
+}
+
+func readWhole(fs FS, path string) ([]byte, error) {
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, fmt.Errorf("storage: reading %s: %w", path, err)
+	}
+	return buf, nil
+}
+
+// OpenWAL opens the WAL in dir, creating it if needed, and recovers it: a
+// torn write at the end of the last segment (a record cut by a crash, which
+// no Save ever acknowledged) is truncated away and logged. A damaged record
+// anywhere else, a missing segment or a gap in the entries is a
+// *CorruptError, naming file and offset. Leftover temporary files are
+// removed. The caller must hold the data directory's lock.
+func OpenWAL(fs FS, dir string, opts WALOptions) (*WAL, error) {
+	if opts.SegmentSize <= 0 {
+		opts.SegmentSize = DefaultSegmentSize
+	}
+	if opts.SegmentSize < 4096 {
+		return nil, fmt.Errorf("storage: WAL segment size %d is below the minimum of 4096 bytes", opts.SegmentSize)
+	}
+	w := &WAL{fs: fs, dir: dir, opts: opts, log: opts.Logger,
+		hs: &raftpb.HardState{}, snap: &raftpb.SnapshotMetadata{}}
+	if w.log == nil {
+		w.log = slog.Default()
+	}
+	if opts.NoSync {
+		w.log.Warn("wal: fsync is disabled (forceSync=no): a power cut or kernel crash can lose acknowledged writes", "dir", dir)
+	}
+	if err := mkdirAllDurable(fs, dir); err != nil {
+		return nil, err
+	}
+	if err := removeTemps(fs, dir, ".wal.tmp"); err != nil {
+		return nil, err
+	}
+	segs, err := listSegments(fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(segs) == 0 {
+		w.recovered = &recoveredLog{snap: w.snap, hs: w.hs}
+		if err := w.roll(1, 0); err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+	if err := w.recover(segs); err != nil {
+		if w.tail != nil {
+			w.tail.Close()
+		}
+		return nil, err
+	}
+	return w, nil
+}
+
+func removeTemps(fs FS, dir, suffix string) error {
+	names, err := fs.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, n := range names {
+		if strings.HasSuffix(n, suffix) {
+			if err := fs.Remove(filepath.Join(dir, n)); err != nil {
+				return err
+			}
+			removed = true
+		}
+	}
+	if removed {
+		if err := fs.SyncDir(dir); err != nil {
+			return syncFailed("sync directory "+dir, err)
+		}
+	}
+	return nil
+}
+
+// logBuilder folds records, in log order, into the log raft must see.
+type logBuilder struct {
+	snap *raftpb.SnapshotMetadata
+	hs   *raftpb.HardState
+	ents []*raftpb.Entry // entries after snap, with overwritten suffixes replaced
+	last uint64          // index of the last entry record folded in
+}
+
+func (b *logBuilder) add(file string, rec WALRecord) error {
+	switch rec.Type {
+	case RecordHardState:
+		b.hs = rec.HardState
+	case RecordSnapshot:
+		b.snap = rec.Snapshot
+		i := 0
+		for i < len(b.ents) && b.ents[i].GetIndex() <= b.snap.GetIndex() {
+			i++
+		}
+		b.ents = b.ents[i:]
+	case RecordEntry:
+		e := rec.Entry
+		b.last = e.GetIndex()
+		if e.GetIndex() <= b.snap.GetIndex() {
+			return nil // already in the snapshot
+		}
+		if len(b.ents) > 0 {
+			first := b.ents[0].GetIndex()
+			lastKept := b.ents[len(b.ents)-1].GetIndex()
+			switch {
+			case e.GetIndex() <= first:
+				b.ents = b.ents[:0]
+			case e.GetIndex() <= lastKept:
+				b.ents = b.ents[:e.GetIndex()-first] // raft overwrote the tail
+			case e.GetIndex() > lastKept+1:
+				return &CorruptError{File: file, Offset: rec.Offset,
+					Reason: fmt.Sprintf("entry %d follows entry %d: entries are missing", e.GetIndex(), lastKept)}
+			}
+		} else if b.snap.GetIndex() > 0 && e.GetIndex() > b.snap.GetIndex()+1 {
+			return &CorruptError{File: file, Offset: rec.Offset,
+				Reason: fmt.Sprintf("entry %d follows snapshot marker %d: entries are missing", e.GetIndex(), b.snap.GetIndex())}
+		}
+		b.ents = append(b.ents, e)
+	}
+	return nil
+}
+
+// recover reads every segment, repairs a torn tail and leaves the last
+// segment open for appending.
+func (w *WAL) recover(segs []segmentName) error {
+	b := logBuilder{snap: w.snap, hs: w.hs}
+	var tailScan segmentScan
+	for i, s := range segs {
+		path := filepath.Join(w.dir, s.String())
+		buf, err := readWhole(w.fs, path)
+		if err != nil {
+			return err
+		}
+		last := i == len(segs)-1
+		scan, err := scanSegment(path, buf, last)
+		if err != nil {
+			return err
+		}
+		for _, rec := range scan.records {
+			if err := b.add(path, rec); err != nil {
+				return err
+			}
+		}
+		if last {
+			tailScan = scan
+			w.size = int64(len(buf))
+		}
+	}
+	w.segs = segs
+	w.hs, w.snap, w.lastIndex = b.hs, b.snap, b.last
+	w.recovered = &recoveredLog{snap: b.snap, hs: b.hs, ents: b.ents}
+
+	path := filepath.Join(w.dir, segs[len(segs)-1].String())
+	f, err := w.fs.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	w.tail, w.off = f, tailScan.end
+	if tailScan.torn {
+		w.log.Warn("wal: truncating a torn write at the end of the log (a record cut short by a crash; it was never acknowledged)",
+			"file", path, "offset", tailScan.end, "discarded_bytes", w.size-tailScan.end)
+		if err := w.zeroTail(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// zeroTail makes the tail segment's bytes after w.off zero, durably, by
+// truncating and re-preallocating it. If space for the preallocation is
+// missing, the segment simply ends at w.off and the next record rolls.
+func (w *WAL) zeroTail() error {
+	name := w.segs[len(w.segs)-1].String()
+	if err := w.tail.Truncate(w.off); err != nil {
+		return fmt.Errorf("storage: truncating %s: %w", name, err)
+	}
+	if err := preallocate(w.tail, w.size); err != nil {
+		if !errors.Is(writeError("", err), ErrDiskFull) {
+			return fmt.Errorf("storage: preallocating %s: %w", name, err)
+		}
+		w.log.Warn("wal: disk full: could not re-preallocate the segment; the next write starts a new one", "file", name)
+	}
+	fi, err := w.tail.Stat()
+	if err != nil {
+		return err
+	}
+	w.size = fi.Size()
+	if err := w.tail.Sync(); err != nil {
+		return syncFailed("sync "+name, err)
+	}
+	return nil
+}
+
+// ReadAll returns the log recovered by OpenWAL as raft must see it: the
+// newest snapshot marker, the newest HardState, and the entries after the
+// marker (where raft overwrote a suffix of the log, the later entries
+// replace it). Empty messages (never nil) stand for an absent marker or
+// HardState. The caller owns the results. ReadAll can be called once.
+func (w *WAL) ReadAll() (snap *raftpb.SnapshotMetadata, hs *raftpb.HardState, ents []*raftpb.Entry, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.recovered == nil {
+		return nil, nil, nil, errors.New("storage: WAL.ReadAll called twice")
+	}
+	r := w.recovered
+	w.recovered = nil
+	return r.snap, r.hs, r.ents, nil
+}
+
+// Save appends ents and then hs (when not nil) and fsyncs once: when Save
+// returns nil, all of them are durable. Entries whose index is at or below
+// that of an earlier entry replace the earlier suffix of the log, as raft
+// requires.
+//
+// An error wrapping ErrDiskFull means the disk is full: nothing of this call
+// is in the log (a partial write was truncated away) and the WAL remains
+// usable, so the same Save can be retried when space returns. An error
+// wrapping ErrSyncFailed (or any other error) leaves the WAL's durable state
+// unknown: it refuses every later call and the process must stop.
+func (w *WAL) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
+	if hs == nil && len(ents) == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	cp := w.checkpoint()
+	w.buf = w.buf[:0]
+	for _, e := range ents {
+		if err := w.add(&cp, RecordEntry, e, e.GetIndex()); err != nil {
+			return w.fail(cp, err)
+		}
+	}
+	if hs != nil {
+		if err := w.add(&cp, RecordHardState, hs, w.lastIndex+1); err != nil {
+			return w.fail(cp, err)
+		}
+	}
+	if err := w.flush(); err != nil {
+		return w.fail(cp, err)
+	}
+	if err := w.syncTail(); err != nil {
+		return w.fail(cp, err)
+	}
+	return nil
+}
+
+// SaveSnapshot appends a snapshot marker for meta and fsyncs: when it
+// returns nil, the marker is durable, and a recovery ignores the entries it
+// covers. Save the snapshot file before its marker. Errors are as for Save.
+func (w *WAL) SaveSnapshot(meta *raftpb.SnapshotMetadata) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	cp := w.checkpoint()
+	w.buf = w.buf[:0]
+	if err := w.add(&cp, RecordSnapshot, meta, w.lastIndex+1); err != nil {
+		return w.fail(cp, err)
+	}
+	if err := w.flush(); err != nil {
+		return w.fail(cp, err)
+	}
+	if err := w.syncTail(); err != nil {
+		return w.fail(cp, err)
+	}
+	return nil
+}
+
+// walCheckpoint is the WAL's state at a point where everything before it
+// is in the tail segment (or durable in earlier segments): a failed call
+// rolls back to it.
+type walCheckpoint struct {
+	off       int64
+	lastIndex uint64
+	hs        *raftpb.HardState
+	snap      *raftpb.SnapshotMetadata
+}
+
+func (w *WAL) checkpoint() walCheckpoint {
+	return walCheckpoint{off: w.off, lastIndex: w.lastIndex, hs: w.hs, snap: w.snap}
+}
+
+// add encodes one record into w.buf, first writing out w.buf and moving to
+// a new segment if the record does not fit in the tail. firstIndex names the
+// new segment. The new segment's start becomes the checkpoint.
+func (w *WAL) add(cp *walCheckpoint, typ RecordType, m proto.Message, firstIndex uint64) error {
+	mark := len(w.buf)
+	var err error
+	if w.buf, err = appendRecord(w.buf, typ, m); err != nil {
+		return err
+	}
+	if need := int64(len(w.buf)); w.off+need > w.size {
+		rec := w.buf[mark:]
+		w.buf = w.buf[:mark]
+		if err := w.flush(); err != nil {
+			return err
+		}
+		if err := w.roll(firstIndex, int64(len(rec))); err != nil {
+			return err
+		}
+		*cp = w.checkpoint()
+		w.buf = append(w.buf[:0], rec...)
+	}
+	switch typ {
+	case RecordEntry:
+		w.lastIndex = m.(*raftpb.Entry).GetIndex()
+	case RecordHardState:
+		w.hs = proto.CloneOf(m.(*raftpb.HardState)) // the caller may reuse its message
+	case RecordSnapshot:
+		w.snap = proto.CloneOf(m.(*raftpb.SnapshotMetadata))
+	}
+	return nil
+}
+
+// flush writes w.buf at the end of the tail segment.
+func (w *WAL) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	n, err := w.tail.WriteAt(w.buf, w.off)
+	w.off += int64(n)
+	w.buf = w.buf[:0]
+	if err != nil {
+		return writeError("writing "+w.segs[len(w.segs)-1].String(), err)
+	}
+	return nil
+}
+
+func (w *WAL) syncTail() error {
+	if w.opts.NoSync {
+		return nil
+	}
+	if err := w.tail.Sync(); err != nil {
+		return syncFailed("sync "+w.segs[len(w.segs)-1].String(), err)
+	}
+	return nil
+}
+
+// fail handles an error of Save or SaveSnapshot. A full disk rolls the tail
+// segment back to the checkpoint and leaves the WAL usable; anything else
+// makes the WAL refuse later calls.
+func (w *WAL) fail(cp walCheckpoint, err error) error {
+	if !errors.Is(err, ErrDiskFull) || errors.Is(err, ErrSyncFailed) {
+		w.err = err
+		return err
+	}
+	w.off, w.lastIndex, w.hs, w.snap = cp.off, cp.lastIndex, cp.hs, cp.snap
+	if zerr := w.zeroTail(); zerr != nil {
+		w.err = fmt.Errorf("%w (while recovering from: %w)", zerr, err)
+		if !errors.Is(zerr, ErrSyncFailed) {
+			w.err = syncFailed("rolling back a failed write", w.err)
+		}
+		return w.err
+	}
+	w.log.Warn("wal: disk full: the write was rolled back; writes resume when space is freed", "dir", w.dir, "err", err)
+	return err
+}
+
+// roll syncs the tail segment and starts a new one, named after firstIndex,
+// with room for at least need bytes of records after its header (a copy of
+// the newest HardState and snapshot marker). The new segment is created
+// under a temporary name, preallocated, synced and then renamed.
+func (w *WAL) roll(firstIndex uint64, need int64) error {
+	if w.tail != nil {
+		if err := w.syncTail(); err != nil {
+			return err
+		}
+	}
+	next := segmentName{firstIndex: firstIndex}
+	if len(w.segs) > 0 {
+		next.seq = w.segs[len(w.segs)-1].seq + 1
+	}
+	var hdr []byte
+	var err error
+	if !isEmptyHardState(w.hs) {
+		if hdr, err = appendRecord(hdr, RecordHardState, w.hs); err != nil {
+			return err
+		}
+	}
+	if w.snap.GetIndex() > 0 {
+		if hdr, err = appendRecord(hdr, RecordSnapshot, w.snap); err != nil {
+			return err
+		}
+	}
+	size := max(w.opts.SegmentSize, int64(len(hdr))+need)
+	path := filepath.Join(w.dir, next.String())
+	f, err := w.createSegment(path, hdr, size)
+	if err != nil {
+		return err
+	}
+	if w.tail != nil {
+		w.tail.Close()
+	}
+	w.segs = append(w.segs, next)
+	w.tail, w.off, w.size = f, int64(len(hdr)), size
+	return nil
+}
+
+func (w *WAL) createSegment(path string, hdr []byte, size int64) (File, error) {
+	tmp := path + ".tmp"
+	f, err := w.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, writeError("creating "+tmp, err)
+	}
+	fail := func(err error) (File, error) {
+		f.Close()
+		w.fs.Remove(tmp) // best effort: OpenWAL removes leftovers too
+		return nil, err
+	}
+	if err := preallocate(f, size); err != nil {
+		return fail(writeError("preallocating "+tmp, err))
+	}
+	if _, err := f.WriteAt(hdr, 0); err != nil {
+		return fail(writeError("writing "+tmp, err))
+	}
+	if err := f.Sync(); err != nil {
+		return fail(syncFailed("sync "+tmp, err))
+	}
+	if err := w.fs.Rename(tmp, path); err != nil {
+		return fail(writeError("renaming "+tmp, err))
+	}
+	if err := w.fs.SyncDir(w.dir); err != nil {
+		f.Close()
+		return nil, syncFailed("sync directory "+w.dir, err)
+	}
+	return f, nil
+}
+
+func isEmptyHardState(hs *raftpb.HardState) bool {
+	return hs.GetTerm() == 0 && hs.GetVote() == 0 && hs.GetCommit() == 0
+}
+
+// ReleaseTo deletes the oldest segments that hold only entries below index
+// (and records superseded by later segments), e.g. after a snapshot. It
+// never deletes entries after the newest snapshot marker, nor the tail
+// segment. The deletion is durable when ReleaseTo returns.
+func (w *WAL) ReleaseTo(index uint64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	index = min(index, w.snap.GetIndex()+1)
+	// Every live entry of segment i has an index below segs[i+1].firstIndex.
+	n := 0
+	for n+1 < len(w.segs) && w.segs[n+1].firstIndex <= index {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	for i, s := range w.segs[:n] {
+		if err := w.fs.Remove(filepath.Join(w.dir, s.String())); err != nil {
+			w.segs = w.segs[i:]
+			return fmt.Errorf("storage: releasing WAL segment: %w", err)
+		}
+	}
+	w.segs = append(w.segs[:0], w.segs[n:]...)
+	if err := w.fs.SyncDir(w.dir); err != nil {
+		w.err = syncFailed("sync directory "+w.dir, err)
+		return w.err
+	}
+	return nil
+}
+
+// Close closes the WAL. Everything acknowledged is already durable.
+func (w *WAL) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.tail == nil {
+		return nil
+	}
+	err := w.tail.Close()
+	w.tail = nil
+	if w.err == nil {
+		w.err = errors.New("storage: WAL is closed")
+	}
+	return err
+}
+
+// WALSegment describes one segment file, for ScanWAL.
+type WALSegment struct {
+	Path       string
+	Seq        uint64 // sequence number, from the file name
+	FirstIndex uint64 // no live entry of earlier segments is at or above this index
+	Size       int64  // file size (preallocated)
+	End        int64  // bytes holding records; the rest is zero or torn
+	Torn       bool   // the bytes after End are a torn write
+}
+
+// ScanWAL reads the WAL in dir without changing it and calls fn for each
+// segment with the records it holds, oldest first. It returns a
+// *CorruptError where OpenWAL would (after calling fn with the records read
+// before the damage), and fn's error if fn fails.
+func ScanWAL(fs FS, dir string, fn func(WALSegment, []WALRecord) error) error {
+	segs, err := listSegments(fs, dir)
+	if err != nil {
+		return err
+	}
+	for i, s := range segs {
+		path := filepath.Join(dir, s.String())
+		buf, err := readWhole(fs, path)
+		if err != nil {
+			return err
+		}
+		scan, serr := scanSegment(path, buf, i == len(segs)-1)
+		seg := WALSegment{Path: path, Seq: s.seq, FirstIndex: s.firstIndex, Size: int64(len(buf)), End: scan.end, Torn: scan.torn}
+		if err := fn(seg, scan.records); err != nil {
+			return err
+		}
+		if serr != nil {
+			return serr
+		}
+	}
+	return nil
+}
