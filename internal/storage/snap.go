@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 
 	"github.com/klauspost/compress/zstd"
 	"go.etcd.io/raft/v3/raftpb"
@@ -109,8 +110,7 @@ func (s *Snapshotter) Save(meta *raftpb.SnapshotMetadata, write func(io.Writer) 
 	return s.purge()
 }
 
-// fileWriter tracks the first error of the file it writes to, so that a
-// failure inside the compressor is reported as the file's error.
+// fileWriter writes to the file's buffer and to the running checksum.
 type fileWriter struct {
 	w   *bufio.Writer
 	crc hash.Hash32
@@ -138,6 +138,9 @@ func (s *Snapshotter) writeFile(f File, name string, meta *raftpb.SnapshotMetada
 	}
 	if err := write(enc); err != nil {
 		enc.Close()
+		if errors.Is(err, syscall.ENOSPC) {
+			return writeError("writing "+name, err)
+		}
 		return err
 	}
 	if err := enc.Close(); err != nil {

@@ -1,0 +1,108 @@
+// Package storage keeps Warden's replicated state on disk: the write-ahead
+// log (WAL) holding raft's entries and HardState, and the snapshot files
+// holding the state machine at an applied index. Every durable write goes
+// through the FS seam, so tests can cut the power (MemFS) after any write.
+//
+// # Using it
+//
+// At start-up: take the data directory's lock (FS.Lock), load the newest
+// valid snapshot (Snapshotter.LoadNewest), open the WAL (OpenWAL, which
+// recovers it) and hand ReadAll's result to raft. In raft's Ready loop, call
+// WAL.Save(rd.HardState, rd.Entries) before sending messages or applying:
+// it returns once everything is fsynced. After writing a snapshot file with
+// Snapshotter.Save, record it with WAL.SaveSnapshot and trim the log with
+// WAL.ReleaseTo.
+//
+// # What is durable when a call returns (nil error)
+//
+//	WAL.Save          the entries and HardState passed (one fsync for all: group commit)
+//	WAL.SaveSnapshot  the marker
+//	WAL.ReleaseTo     the deletion of the released segments
+//	Snapshotter.Save  the snapshot file, under its final name
+//	OpenWAL           the repair of a torn tail
+//
+// With WALOptions.NoSync (forceSync=no) Save and SaveSnapshot do not fsync:
+// a power cut or kernel crash can lose acknowledged writes.
+//
+// # WAL segments
+//
+// The WAL is a directory of segment files named <seq>-<firstIndex>.wal
+// (two 16-digit lower-case hex numbers). seq counts up from 0 with no gap;
+// firstIndex bounds the segments before it: none of their live entries has
+// an index at or above it. A segment is created under the name <name>.tmp,
+// preallocated to WALOptions.SegmentSize (fallocate: zero bytes), given its
+// header records, fsynced, renamed, and the directory fsynced.
+//
+//	segment file (SegmentSize bytes, preallocated)
+//	+----------------+----------------+-----+----------------+-------------------+
+//	| header records | record         | ... | record         | zero bytes ...    |
+//	| (HardState,    |                |     |                | (unused space)    |
+//	|  snap marker)  |                |     |                |                   |
+//	+----------------+----------------+-----+----------------+-------------------+
+//	0                                                        ^ end of data
+//
+// A new segment starts with copies of the newest HardState (if not empty)
+// and snapshot marker (if any), so older segments can be deleted without
+// losing them. A record that does not fit in the rest of a segment goes to
+// the next one; a record larger than a segment gets a larger segment.
+//
+// # WAL records
+//
+//	 0               4               8    9
+//	+---------------+---------------+----+---------------------------+
+//	| length uint32 | crc32c uint32 |type| payload (length-1 bytes) |
+//	+---------------+---------------+----+---------------------------+
+//	   little-endian   over bytes 0..4 and the body (type + payload)
+//
+// length counts the body: the type byte and the payload, so it is at least
+// 1 and a length of zero means "end of the segment's data" (the rest of the
+// segment is zero). The payload is the protobuf encoding of
+//
+//	type 1  raftpb.Entry             one log entry
+//	type 2  raftpb.HardState         term, vote, commit
+//	type 3  raftpb.SnapshotMetadata  snapshot marker: entries up to its index are in a snapshot
+//
+// Replaying the records in order gives the log: the newest HardState and
+// marker win; an entry whose index is at or below an earlier entry's
+// replaces that entry and everything after it (raft overwrote the tail);
+// entries at or below the newest marker's index are dropped.
+//
+// # Failure rules (OpenWAL)
+//
+//   - Torn tail: in the last segment, an unreadable record (bad checksum,
+//     length past the end, trailing junk) followed only by zero bytes is
+//     the remains of a write cut short by a crash. No Save acknowledged it,
+//     so it is truncated away (the segment is cut and re-preallocated) and
+//     logged with its file and offset.
+//   - Anything else unreadable — a damaged record followed by data, damage
+//     in any segment but the last, a valid checksum around an undecodable
+//     payload, non-zero bytes after the end of data, a missing segment
+//     number, a gap between entry indexes — is a *CorruptError naming the
+//     file and offset, and start-up stops: acknowledged writes may be
+//     behind it. (A damaged last record with nothing after it cannot be
+//     told apart from a torn write and is treated as one.)
+//   - A full disk during a write (ENOSPC): the partial write is truncated
+//     away, the call returns an error wrapping ErrDiskFull, and the WAL
+//     accepts writes again once space is freed. A failed fsync, or any other
+//     write error, returns an error wrapping ErrSyncFailed (or the error
+//     itself) and the WAL refuses all later calls: the process must stop.
+//
+// # Snapshot files
+//
+// Snapshots live in their own directory as snap-<term>-<index>.snap (16-digit
+// hex each). Save writes <name>.tmp, fsyncs it, renames it and fsyncs the
+// directory, then deletes the oldest files beyond the retain count.
+//
+//	0          8         12         16                 16+m               size-4   size
+//	+----------+---------+----------+------------------+------------------+--------+
+//	| magic    | version | meta len | metadata         | body             | crc32c |
+//	| "WDNSNAP | uint32  | m uint32 | m bytes,protobuf | one zstd stream  | uint32 |
+//	|  \x00"   | = 1     |          | SnapshotMetadata | of the state     |        |
+//	|          |         |          |                  | machine's bytes  |        |
+//	+----------+---------+----------+------------------+------------------+--------+
+//	integers little-endian; the CRC32C covers every byte before it
+//
+// A snapshot whose checksum, header or metadata is wrong, or whose metadata
+// disagrees with its name, is damaged: LoadNewest logs it and uses the next
+// older one. Leftover .tmp files of an interrupted Save are removed.
+package storage
