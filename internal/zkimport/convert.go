@@ -1,6 +1,7 @@
 package zkimport
 
 import (
+	"github.com/wardenzk/warden/internal/fsm"
 	"github.com/wardenzk/warden/internal/tree"
 )
 
@@ -29,4 +30,26 @@ func (db *DB) Records(yield func(tree.NodeRecord) error) error {
 		}
 	}
 	return nil
+}
+
+// Tree builds Warden's tree of the database (tree.FromRecords). The tree
+// shares the database's data and ACL slices: neither may change afterwards.
+func (db *DB) Tree(opts tree.Options) (*tree.Tree, error) {
+	return tree.FromRecords(opts, db.Records)
+}
+
+// FSMSessions returns the session table as Warden replicates it: each
+// session with its timeout and the password ZooKeeper gave it.
+func (db *DB) FSMSessions() map[int64]fsm.Session {
+	out := make(map[int64]fsm.Session, len(db.Sessions))
+	for id, to := range db.Sessions {
+		out[id] = fsm.Session{Timeout: to, Passwd: Password(id)}
+	}
+	return out
+}
+
+// ZxidState splits the database's zxid into ZooKeeper's epoch (high 32
+// bits) and counter (low 32 bits); Warden continues from there.
+func (db *DB) ZxidState() (epoch, counter uint32) {
+	return uint32(uint64(db.LastZxid) >> 32), uint32(db.LastZxid)
 }

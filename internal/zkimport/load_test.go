@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/snappy"
 
+	"github.com/wardenzk/warden/internal/tree"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -341,4 +343,56 @@ func TestPassword(t *testing.T) {
 			t.Errorf("Password(%#x) = %s, want %s", tc.id, got, tc.want)
 		}
 	}
+}
+
+// TestTree builds Warden's tree from the fixture: every node, stat (as
+// clients see it) and ACL equals ZooKeeper's, and sessions and zxid carry
+// over.
+func TestTree(t *testing.T) {
+	db, _, err := Load(Dirs{Data: fixture})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := db.Tree(tree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	err = tr.Records(func(r tree.NodeRecord) error {
+		st, acl, ok := tr.Lookup(r.Path)
+		if !ok {
+			return fmt.Errorf("%s: Lookup failed", r.Path)
+		}
+		b.WriteString(dumpLine(r.Path, r.Data, acl, st))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Records walks depth first; the dump is in sorted path order.
+	lines := strings.SplitAfter(b.String(), "\n")
+	slices.SortFunc(lines, func(a, b string) int { return strings.Compare(pathOf(a), pathOf(b)) })
+	if got, want := strings.Join(lines, ""), expected(t); got != want {
+		t.Errorf("Warden tree differs from ZooKeeper's:\n%s", diffLines(want, got))
+	}
+	if tr.EphemeralCount() != 4 {
+		t.Errorf("%d ephemerals, want 4 (the open session's)", tr.EphemeralCount())
+	}
+	sessions := db.FSMSessions()
+	for id, s := range sessions {
+		if got := tr.Ephemerals(id, "/"); len(got) != 4 {
+			t.Errorf("session %#x owns %v", id, got)
+		}
+		if !bytes.Equal(s.Passwd, Password(id)) || s.Timeout != 40000 {
+			t.Errorf("session %#x = %+v", id, s)
+		}
+	}
+	if epoch, counter := db.ZxidState(); int64(epoch)<<32|int64(counter) != db.LastZxid || db.LastZxid == 0 {
+		t.Errorf("zxid state %d/%d, last zxid %#x", epoch, counter, db.LastZxid)
+	}
+}
+
+func pathOf(line string) string {
+	p, _, _ := strings.Cut(line, " data=")
+	return p
 }
