@@ -167,6 +167,7 @@ func runWatch(ctx context.Context, s *Shell, inv *invocation) error {
 		defer cancel()
 		w.Remove(rctx)
 	}()
+	fmt.Fprintf(s.errw(), "watching %s (Ctrl-C to stop)\n", p)
 	for seen := 0; limit < 0 || seen < limit; seen++ {
 		select {
 		case <-ctx.Done():
