@@ -6,8 +6,10 @@
 //
 // Use:
 //
-//	db, err := zkimport.Load(zkimport.Dirs{Data: "/var/lib/zookeeper"})
-//	f, err := db.FSM(fsm.Options{...})   // tree.FromRecords + fsm.NewFromState
+//	db, skipped, err := zkimport.Load(zkimport.Dirs{Data: "/var/lib/zookeeper"})
+//	t, err := db.Tree(tree.Options{})           // tree.FromRecords
+//	epoch, counter := db.ZxidState()
+//	f := fsm.NewFromState(opts, t, db.FSMSessions(), epoch, counter, term)
 //
 // Everything here is read-only on the ZooKeeper side; the package never
 // writes into a ZooKeeper directory.
