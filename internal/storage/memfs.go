@@ -62,11 +62,12 @@ type memNode struct {
 	pending []memOp // mutations since the last Sync, in order
 }
 
-// memOp is an unsynced mutation: a write of data at off, or (data == nil) a
-// truncation to off.
+// memOp is an unsynced mutation: a write of data at off, or (trunc) a
+// truncation to size off.
 type memOp struct {
-	off  int64
-	data []byte
+	off   int64
+	data  []byte
+	trunc bool
 }
 
 // NewMemFS returns an empty MemFS holding only the root directory.
@@ -150,7 +151,7 @@ func (m *MemFS) crash(rng *rand.Rand) {
 			keep := rng.IntN(len(n.pending) + 1)
 			for i, op := range n.pending[:min(keep+1, len(n.pending))] {
 				if i == keep { // the torn one
-					if op.data == nil {
+					if op.trunc {
 						break
 					}
 					op.data = op.data[:rng.IntN(len(op.data)+1)]
@@ -175,7 +176,7 @@ func copyNames(src map[string]*memNode) map[string]*memNode {
 }
 
 func applyOp(data []byte, op memOp) []byte {
-	if op.data == nil {
+	if op.trunc {
 		return resize(data, op.off)
 	}
 	end := op.off + int64(len(op.data))
@@ -576,7 +577,7 @@ func (f *memFile) truncateLocked(size int64) error {
 	if err := f.fs.mutate(OpTruncate); err != nil {
 		return pathErr("truncate", f.name, err)
 	}
-	op := memOp{off: size}
+	op := memOp{off: size, trunc: true}
 	f.node.data = applyOp(f.node.data, op)
 	f.node.pending = append(f.node.pending, op)
 	return nil

@@ -209,6 +209,9 @@ type logBuilder struct {
 	hs   *raftpb.HardState
 	ents []*raftpb.Entry // entries after snap, with overwritten suffixes replaced
 	last uint64          // index of the last entry record folded in
+	// firstFile and firstOffset locate the record of ents[0].
+	firstFile   string
+	firstOffset int64
 }
 
 func (b *logBuilder) add(file string, rec WALRecord) error {
@@ -240,11 +243,22 @@ func (b *logBuilder) add(file string, rec WALRecord) error {
 				return &CorruptError{File: file, Offset: rec.Offset,
 					Reason: fmt.Sprintf("entry %d follows entry %d: entries are missing", e.GetIndex(), lastKept)}
 			}
-		} else if b.snap.GetIndex() > 0 && e.GetIndex() > b.snap.GetIndex()+1 {
-			return &CorruptError{File: file, Offset: rec.Offset,
-				Reason: fmt.Sprintf("entry %d follows snapshot marker %d: entries are missing", e.GetIndex(), b.snap.GetIndex())}
+		}
+		if len(b.ents) == 0 {
+			b.firstFile, b.firstOffset = file, rec.Offset
 		}
 		b.ents = append(b.ents, e)
+	}
+	return nil
+}
+
+// finish checks that the entries start right after the snapshot marker. (The
+// first segment left by ReleaseTo may start with an older marker followed
+// by a gap that a later marker covers, so this is checked only at the end.)
+func (b *logBuilder) finish() error {
+	if len(b.ents) > 0 && b.snap.GetIndex() > 0 && b.ents[0].GetIndex() != b.snap.GetIndex()+1 {
+		return &CorruptError{File: b.firstFile, Offset: b.firstOffset,
+			Reason: fmt.Sprintf("entry %d follows snapshot marker %d: entries are missing", b.ents[0].GetIndex(), b.snap.GetIndex())}
 	}
 	return nil
 }
@@ -274,6 +288,9 @@ func (w *WAL) recover(segs []segmentName) error {
 			tailScan = scan
 			w.size = int64(len(buf))
 		}
+	}
+	if err := b.finish(); err != nil {
+		return err
 	}
 	w.segs = segs
 	w.hs, w.snap, w.lastIndex = b.hs, b.snap, b.last
