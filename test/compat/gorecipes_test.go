@@ -27,7 +27,7 @@ const goRecipesDeadline = 75 * time.Second
 // simulated process) and prints its outcome (counts, orders) to tr.
 type goRecipe struct {
 	name string
-	run  func(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn)
+	run  func(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn)
 }
 
 // TestGoRecipes runs every recipe of package recipe against each server, with one
@@ -42,6 +42,7 @@ func TestGoRecipes(t *testing.T) {
 		tr := &transcript{}
 		for _, r := range []goRecipe{
 			{"lock", recipeLock},
+			{"lock-expiry", recipeLockExpiry},
 			{"rwlock", recipeRWLock},
 			{"semaphore", recipeSemaphore},
 			{"leaderlatch", recipeLeaderLatch},
@@ -62,7 +63,7 @@ func TestGoRecipes(t *testing.T) {
 		} {
 			tr.printf("== %s", r.name)
 			t.Run(r.name, func(t *testing.T) {
-				conn := func() *client.Conn { return goConn(t, ctx, s.Addr) }
+				conn := func(opts ...client.Option) *client.Conn { return goConn(t, ctx, s.Addr, opts...) }
 				r.run(t, ctx, tr, conn)
 			})
 		}
@@ -124,7 +125,7 @@ func awaitRecv[T any](t *testing.T, ch <-chan T, what string) (T, bool) {
 	return zero, false
 }
 
-func recipeLock(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeLock(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const procs, k = 3, 5
 	admin := conn()
 	mustCreatePath(t, ctx, admin, "/lock-counter", "0")
@@ -158,7 +159,49 @@ func recipeLock(t *testing.T, ctx context.Context, tr *transcript, conn func() *
 	tr.printf("lock nodes left=%d", len(sortedChildren(t, ctx, admin, "/locks/l")))
 }
 
-func recipeRWLock(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+// recipeLockExpiry cuts the lock holder off the network until its session expires:
+// the waiter must get the lock (with a larger fencing token) and the holder must be
+// told through Lost.
+func recipeLockExpiry(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
+	d := &severableDialer{}
+	hc := conn(client.WithSessionTimeout(4*time.Second), client.WithDialer(d.dial))
+	holder := recipe.NewLock(hc, "/locks/expiry")
+	held, err := holder.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiter := recipe.NewLock(conn(), "/locks/expiry")
+	got := make(chan recipe.Lease, 1)
+	errs := make(chan error, 1)
+	go func() {
+		lease, err := waiter.Acquire(ctx)
+		if err != nil {
+			errs <- err
+			return
+		}
+		got <- lease
+	}()
+	waitChildren(t, ctx, conn(), "/locks/expiry", 2)
+	d.cut()
+	select {
+	case lease := <-got:
+		tr.printf("waiter got the lock after the holder expired; token grows=%v", lease.Token > held.Token)
+		if lease.Token <= held.Token {
+			t.Errorf("token %d after %d", lease.Token, held.Token)
+		}
+	case err := <-errs:
+		t.Fatal(err)
+	case <-time.After(eventDeadline):
+		t.Fatal("the waiter never got the lock of an expired holder")
+	}
+	await(t, holder.Lost(), "holder's Lost")
+	tr.printf("holder told by Lost")
+	if err := waiter.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func recipeRWLock(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const p = "/rw"
 	admin := conn()
 	w1 := recipe.NewRWLock(conn(), p).WriteLock()
@@ -213,7 +256,7 @@ func recipeRWLock(t *testing.T, ctx context.Context, tr *transcript, conn func()
 	}
 }
 
-func recipeSemaphore(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeSemaphore(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const procs, rounds, max = 4, 3, 2
 	var holders, peak atomic.Int32
 	checkErrs(t, parallel(procs, func(i int) error {
@@ -277,7 +320,7 @@ func recipeSemaphore(t *testing.T, ctx context.Context, tr *transcript, conn fun
 	tr.printf("third lease waits for a returned one")
 }
 
-func recipeLeaderLatch(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeLeaderLatch(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const n = 4
 	var latches []*recipe.LeaderLatch
 	for i := range n {
@@ -320,7 +363,7 @@ func recipeLeaderLatch(t *testing.T, ctx context.Context, tr *transcript, conn f
 	}
 }
 
-func recipeLeaderSelector(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeLeaderSelector(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const n, terms = 3, 7
 	const electionPath = "/election/selector"
 	var active, overlaps atomic.Int32
@@ -378,7 +421,7 @@ func recipeLeaderSelector(t *testing.T, ctx context.Context, tr *transcript, con
 	}
 }
 
-func recipeBarrier(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeBarrier(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const n = 3
 	b := recipe.NewBarrier(conn(), "/barriers/b")
 	if err := b.Set(ctx); err != nil {
@@ -403,7 +446,7 @@ func recipeBarrier(t *testing.T, ctx context.Context, tr *transcript, conn func(
 	tr.printf("%d waiters released by Remove", n)
 }
 
-func recipeDoubleBarrier(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeDoubleBarrier(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const n = 3
 	var entered, left atomic.Int32
 	enteredCh := make(chan error, n)
@@ -454,7 +497,7 @@ func recipeDoubleBarrier(t *testing.T, ctx context.Context, tr *transcript, conn
 	tr.printf("entered=%d left=%d nodes-left=%d %s", entered.Load(), left.Load(), len(kids), code(err))
 }
 
-func recipeSharedCount(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeSharedCount(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const procs, k = 3, 5
 	var counts []*recipe.SharedCount
 	for range procs {
@@ -493,7 +536,7 @@ func recipeSharedCount(t *testing.T, ctx context.Context, tr *transcript, conn f
 	tr.printf("shared count=%d version=%d in every process", counts[0].Count().Count, counts[0].Count().Version)
 }
 
-func recipeCounter(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeCounter(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const procs, k = 3, 10
 	checkErrs(t, parallel(procs, func(i int) error {
 		c := recipe.NewCounter(conn(), "/counters/c")
@@ -511,7 +554,7 @@ func recipeCounter(t *testing.T, ctx context.Context, tr *transcript, conn func(
 	}
 }
 
-func recipeQueue(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeQueue(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const items, consumers = 24, 3
 	producer := recipe.NewQueue(conn(), "/queues/q")
 	var mu sync.Mutex
@@ -577,7 +620,7 @@ func recipeQueue(t *testing.T, ctx context.Context, tr *transcript, conn func() 
 	}
 }
 
-func recipePriorityQueue(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipePriorityQueue(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	q := recipe.NewPriorityQueue(conn(), "/queues/pq")
 	for i, prio := range []int32{5, 1, 3, 1, -2, 3} {
 		if _, err := q.Put(ctx, []byte(fmt.Sprintf("p%d-%d", prio, i)), prio); err != nil {
@@ -599,7 +642,7 @@ func recipePriorityQueue(t *testing.T, ctx context.Context, tr *transcript, conn
 	}
 }
 
-func recipeGroup(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeGroup(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	observer := recipe.NewGroup(conn(), "/groups/g")
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -639,7 +682,7 @@ func recipeGroup(t *testing.T, ctx context.Context, tr *transcript, conn func() 
 	waitList("m2")
 }
 
-func recipeDiscovery(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeDiscovery(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	var conns []*client.Conn
 	for i := range 3 {
 		c := conn()
@@ -688,7 +731,7 @@ func instanceIDs(insts []recipe.ServiceInstance) []string {
 	return ids
 }
 
-func recipeConfig(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeConfig(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const gens = 6
 	keys := []string{"a", "b", "c"}
 	set := func(g int) map[string][]byte {
@@ -772,7 +815,7 @@ func recipeConfig(t *testing.T, ctx context.Context, tr *transcript, conn func()
 	}
 }
 
-func recipeRendezvous(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeRendezvous(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const n = 3
 	met := make([][]string, n)
 	checkErrs(t, parallel(n, func(i int) error {
@@ -789,7 +832,7 @@ func recipeRendezvous(t *testing.T, ctx context.Context, tr *transcript, conn fu
 	tr.printf("met %v", met[0])
 }
 
-func recipeTwoPhase(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeTwoPhase(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	for _, tc := range []struct {
 		name  string
 		votes []bool
@@ -840,7 +883,7 @@ func recipeTwoPhase(t *testing.T, ctx context.Context, tr *transcript, conn func
 	}
 }
 
-func recipeIDGen(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeIDGen(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	const procs, k = 3, 10
 	ids := make([][]int64, procs)
 	checkErrs(t, parallel(procs, func(i int) error {
@@ -866,7 +909,7 @@ func recipeIDGen(t *testing.T, ctx context.Context, tr *transcript, conn func() 
 	}
 }
 
-func recipeCaches(t *testing.T, ctx context.Context, tr *transcript, conn func() *client.Conn) {
+func recipeCaches(t *testing.T, ctx context.Context, tr *transcript, conn func(...client.Option) *client.Conn) {
 	writer := conn()
 	cc := conn()
 	tc, err := recipe.NewTreeCache(ctx, cc, "/tree")
