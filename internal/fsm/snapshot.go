@@ -1,0 +1,456 @@
+package fsm
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/wardenzk/warden/internal/tree"
+	"github.com/wardenzk/warden/wire"
+)
+
+// ErrBadSnapshot is wrapped by every error Restore, DumpSnapshot and
+// InspectSnapshot return for a stream that is not a valid snapshot (as
+// opposed to an error of the reader itself).
+var ErrBadSnapshot = errors.New("fsm: invalid snapshot")
+
+// Snapshot stream constants (see the package doc for the format).
+const (
+	snapMagic   = "WRDNSNAP"
+	snapVersion = 1
+
+	kindHeader  = 'H'
+	kindSession = 'S'
+	kindNode    = 'N'
+	kindEnd     = 'E'
+
+	frameOverhead = 8    // length + crc
+	frameSlack    = 4096 // fixed-size fields of a node frame, with room to spare
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// treeOptions are the tree settings that follow from opts.
+func treeOptions(opts Options) tree.Options {
+	return tree.Options{SkipACL: opts.SkipACL, EnforceQuota: opts.EnforceQuota}
+}
+
+// Clone returns a copy of the state machine that later Apply calls on f
+// do not affect, for WriteSnapshot to serialise without any lock. It needs
+// the caller's exclusive lock (no Apply running) and is brief: the tree is
+// copied on write (see tree.Tree.Clone: one path-map copy, about 15–60 ms
+// for a million nodes) and the session table's map is copied (sessions
+// themselves are immutable and shared).
+func (f *FSM) Clone() *FSM {
+	c := *f
+	c.tree = f.tree.Clone()
+	c.sessions = maps.Clone(f.sessions)
+	return &c
+}
+
+// NewFromState returns a state machine holding t, the given sessions and
+// zxid state (lastZxid = epoch<<32 | counter), as import-zk builds it.
+// t must have been built with the tree options opts implies (SkipACL,
+// EnforceQuota); the state machine owns t and the sessions' Passwd slices
+// from now on.
+func NewFromState(opts Options, t *tree.Tree, sessions map[int64]Session, epoch uint32, counter uint32, lastTerm uint64) *FSM {
+	f := &FSM{
+		opts:     opts,
+		tree:     t,
+		sessions: make(map[int64]*Session, len(sessions)),
+		epoch:    epoch,
+		counter:  counter,
+		lastTerm: lastTerm,
+		lastZxid: int64(epoch)<<32 | int64(counter),
+	}
+	for id, s := range sessions {
+		f.sessions[id] = &Session{Timeout: s.Timeout, Passwd: s.Passwd}
+	}
+	return f
+}
+
+// snapHeader is the header frame: the zxid state and the counts.
+type snapHeader struct {
+	epoch, counter uint32
+	lastTerm       uint64
+	lastZxid       int64
+	sessions       int64
+	nodes          int64
+}
+
+func (h *snapHeader) encode(e *wire.Encoder) {
+	e.Byte(kindHeader)
+	e.Int32(int32(h.epoch))
+	e.Int32(int32(h.counter))
+	e.Int64(int64(h.lastTerm))
+	e.Int64(h.lastZxid)
+	e.Int64(h.sessions)
+	e.Int64(h.nodes)
+}
+
+func (h *snapHeader) decode(d *wire.Decoder) {
+	h.epoch = uint32(d.Int32())
+	h.counter = uint32(d.Int32())
+	h.lastTerm = uint64(d.Int64())
+	h.lastZxid = d.Int64()
+	h.sessions = d.Int64()
+	h.nodes = d.Int64()
+}
+
+// check validates the header's own consistency.
+func (h *snapHeader) check() error {
+	if want := int64(h.epoch)<<32 | int64(h.counter); h.lastZxid != want {
+		return fmt.Errorf("lastZxid %#x does not match epoch %d and counter %d (want %#x)", h.lastZxid, h.epoch, h.counter, want)
+	}
+	if h.sessions < 0 || h.nodes < 4 {
+		return fmt.Errorf("impossible counts: %d sessions, %d nodes (at least the 4 reserved nodes)", h.sessions, h.nodes)
+	}
+	return nil
+}
+
+func encodeSession(e *wire.Encoder, id int64, s *Session) {
+	e.Byte(kindSession)
+	e.Int64(id)
+	e.Int32(s.Timeout)
+	e.Buffer(s.Passwd)
+}
+
+func encodeNode(e *wire.Encoder, r *tree.NodeRecord) {
+	e.Byte(kindNode)
+	e.String(r.Path)
+	e.Buffer(r.Data)
+	wire.EncodeACLs(e, r.ACL)
+	e.Int64(r.Czxid)
+	e.Int64(r.Mzxid)
+	e.Int64(r.Ctime)
+	e.Int64(r.Mtime)
+	e.Int32(r.Version)
+	e.Int32(r.StoredCversion)
+	e.Int32(r.Aversion)
+	e.Int64(r.EphemeralOwner)
+	e.Int64(r.Pzxid)
+}
+
+func decodeNode(d *wire.Decoder) tree.NodeRecord {
+	var r tree.NodeRecord
+	r.Path = d.String()
+	r.Data = d.Buffer()
+	n := d.VectorLen(12) // perms + two empty strings
+	for i := 0; i < n && d.Err() == nil; i++ {
+		var a wire.ACL
+		a.Decode(d)
+		r.ACL = append(r.ACL, a)
+	}
+	r.Czxid = d.Int64()
+	r.Mzxid = d.Int64()
+	r.Ctime = d.Int64()
+	r.Mtime = d.Int64()
+	r.Version = d.Int32()
+	r.StoredCversion = d.Int32()
+	r.Aversion = d.Int32()
+	r.EphemeralOwner = d.Int64()
+	r.Pzxid = d.Int64()
+	return r
+}
+
+// snapWriter writes frames to a buffered writer, one record at a time.
+type snapWriter struct {
+	w   *bufio.Writer
+	enc wire.Encoder
+}
+
+// frame encodes one frame body with fill and writes it framed.
+func (sw *snapWriter) frame(fill func(e *wire.Encoder)) error {
+	sw.enc.Reset()
+	sw.enc.Int32(0) // length, patched below
+	fill(&sw.enc)
+	b := sw.enc.Bytes()
+	body := b[4:]
+	binary.BigEndian.PutUint32(b, uint32(len(body)))
+	sw.enc.Int32(int32(crc32.Checksum(body, castagnoli)))
+	_, err := sw.w.Write(sw.enc.Bytes())
+	return err
+}
+
+// WriteSnapshot writes all replicated state (zxid state, sessions, every
+// node) to w in the snapshot format of the package doc. It streams: memory
+// use is one record plus a small buffer, whatever the tree's size. f must
+// not change meanwhile: call it on a Clone to write without holding the
+// server's lock. An error is w's.
+func (f *FSM) WriteSnapshot(w io.Writer) error {
+	sw := &snapWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	if _, err := sw.w.WriteString(snapMagic); err != nil {
+		return err
+	}
+	if err := binary.Write(sw.w, binary.BigEndian, uint32(snapVersion)); err != nil {
+		return err
+	}
+	h := snapHeader{
+		epoch: f.epoch, counter: f.counter, lastTerm: f.lastTerm, lastZxid: f.lastZxid,
+		sessions: int64(len(f.sessions)), nodes: int64(f.tree.NodeCount()),
+	}
+	if err := sw.frame(h.encode); err != nil {
+		return err
+	}
+	for _, id := range slices.Sorted(maps.Keys(f.sessions)) {
+		if err := sw.frame(func(e *wire.Encoder) { encodeSession(e, id, f.sessions[id]) }); err != nil {
+			return err
+		}
+	}
+	err := f.tree.Records(func(r tree.NodeRecord) error {
+		return sw.frame(func(e *wire.Encoder) { encodeNode(e, &r) })
+	})
+	if err != nil {
+		return err
+	}
+	err = sw.frame(func(e *wire.Encoder) {
+		e.Byte(kindEnd)
+		e.Int64(h.sessions)
+		e.Int64(h.nodes)
+	})
+	if err != nil {
+		return err
+	}
+	return sw.w.Flush()
+}
+
+// snapReader reads and checks frames from a snapshot stream.
+type snapReader struct {
+	r        *bufio.Reader
+	maxField int   // longest string or buffer field accepted
+	maxFrame int64 // longest frame body accepted
+	off      int64 // stream bytes consumed
+	frames   int   // frames read (the header is frame 0)
+	cur      int   // number of the frame being read or last read
+	buf      bytes.Buffer
+	hdr      snapHeader
+}
+
+func newSnapReader(r io.Reader, maxField int) *snapReader {
+	if maxField <= 0 {
+		maxField = wire.DefaultMaxBuffer
+	}
+	return &snapReader{r: bufio.NewReaderSize(r, 64<<10), maxField: maxField, maxFrame: 4*int64(maxField) + frameSlack}
+}
+
+// fail returns an ErrBadSnapshot error located at the stream offset off.
+func (sr *snapReader) fail(off int64, format string, args ...any) error {
+	return fmt.Errorf("%w: at byte %d: %s", ErrBadSnapshot, off, fmt.Sprintf(format, args...))
+}
+
+// readErr turns an error of the underlying reader into one that says
+// where it happened; running out of bytes is a truncated snapshot.
+func (sr *snapReader) readErr(what string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return sr.fail(sr.off, "stream ends inside %s: the snapshot is truncated", what)
+	}
+	return fmt.Errorf("fsm: reading snapshot %s at byte %d: %w", what, sr.off, err)
+}
+
+// preamble reads the magic and version.
+func (sr *snapReader) preamble() error {
+	var p [12]byte
+	if _, err := io.ReadFull(sr.r, p[:]); err != nil {
+		return sr.readErr("the preamble", err)
+	}
+	if string(p[:8]) != snapMagic {
+		return sr.fail(0, "not a Warden snapshot stream (magic %q)", p[:8])
+	}
+	if v := binary.BigEndian.Uint32(p[8:]); v != snapVersion {
+		return sr.fail(8, "snapshot format version %d is not supported (this build reads version %d)", v, snapVersion)
+	}
+	sr.off = 12
+	return nil
+}
+
+// frameName names the current frame, expected to be of the given kind,
+// for errors.
+func (sr *snapReader) frameName(kind byte) string {
+	switch kind {
+	case kindHeader:
+		return "frame 0 (the header)"
+	case kindSession:
+		return fmt.Sprintf("frame %d (session %d of %d)", sr.cur, sr.cur, sr.hdr.sessions)
+	case kindNode:
+		return fmt.Sprintf("frame %d (node %d of %d)", sr.cur, int64(sr.cur)-sr.hdr.sessions, sr.hdr.nodes)
+	}
+	return fmt.Sprintf("frame %d (the end)", sr.cur)
+}
+
+// next reads the next frame, checks its checksum and kind, and returns a
+// decoder positioned after the kind byte. finish must be called after the
+// fields are decoded.
+func (sr *snapReader) next(kind byte) (*wire.Decoder, int64, error) {
+	start := sr.off
+	sr.cur = sr.frames
+	name := sr.frameName(kind)
+	var lb [4]byte
+	if _, err := io.ReadFull(sr.r, lb[:]); err != nil {
+		return nil, start, sr.readErr(name, err)
+	}
+	n := int64(binary.BigEndian.Uint32(lb[:]))
+	if n < 1 || n > sr.maxFrame {
+		return nil, start, sr.fail(start, "%s: length %d is outside 1..%d; if the server's jute.maxbuffer was larger when the snapshot was written, raise it", name, n, sr.maxFrame)
+	}
+	sr.buf.Reset()
+	// CopyN grows the buffer as bytes arrive: a damaged length cannot make
+	// us allocate more than the stream holds.
+	if _, err := io.CopyN(&sr.buf, sr.r, n+4); err != nil {
+		sr.off = start + 4 + int64(sr.buf.Len())
+		return nil, start, sr.readErr(name, err)
+	}
+	sr.off = start + 4 + n + 4
+	b := sr.buf.Bytes()
+	body := b[:n]
+	if got, want := crc32.Checksum(body, castagnoli), binary.BigEndian.Uint32(b[n:]); got != want {
+		return nil, start, sr.fail(start, "%s: checksum mismatch (stored %08x, computed %08x)", name, want, got)
+	}
+	sr.frames++
+	if body[0] != kind {
+		return nil, start, sr.fail(start, "%s: kind %q, want %q", name, body[0], kind)
+	}
+	return wire.NewDecoder(body[1:], sr.maxField), start, nil
+}
+
+// finish checks that d decoded its frame exactly.
+func (sr *snapReader) finish(d *wire.Decoder, start int64, what string) error {
+	if err := d.Err(); err != nil {
+		hint := ""
+		if errors.Is(err, wire.ErrBadLength) {
+			hint = " (if the server's jute.maxbuffer was larger when the snapshot was written, raise it)"
+		}
+		return sr.fail(start, "%s: %v%s", what, err, hint)
+	}
+	if d.Remaining() != 0 {
+		return sr.fail(start, "%s: %d bytes left over in the frame", what, d.Remaining())
+	}
+	return nil
+}
+
+// header reads the preamble and header frame.
+func (sr *snapReader) header() error {
+	if err := sr.preamble(); err != nil {
+		return err
+	}
+	d, start, err := sr.next(kindHeader)
+	if err != nil {
+		return err
+	}
+	sr.hdr.decode(d)
+	if err := sr.finish(d, start, "frame 0 (the header)"); err != nil {
+		return err
+	}
+	if err := sr.hdr.check(); err != nil {
+		return sr.fail(start, "frame 0 (the header): %v", err)
+	}
+	return nil
+}
+
+// sessions reads every session frame, calling fn with each.
+func (sr *snapReader) sessions(fn func(id int64, s Session) error) error {
+	var last int64
+	for i := int64(0); i < sr.hdr.sessions; i++ {
+		d, start, err := sr.next(kindSession)
+		if err != nil {
+			return err
+		}
+		id := d.Int64()
+		s := Session{Timeout: d.Int32(), Passwd: d.Buffer()}
+		name := fmt.Sprintf("session %#x (frame %d)", id, sr.cur)
+		if err := sr.finish(d, start, name); err != nil {
+			return err
+		}
+		if i > 0 && id <= last {
+			return sr.fail(start, "%s: ids not in increasing order (after %#x)", name, last)
+		}
+		last = id
+		if err := fn(id, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodes reads every node frame, calling fn with each.
+func (sr *snapReader) nodes(fn func(tree.NodeRecord) error) error {
+	for i := int64(0); i < sr.hdr.nodes; i++ {
+		d, start, err := sr.next(kindNode)
+		if err != nil {
+			return err
+		}
+		r := decodeNode(d)
+		if err := sr.finish(d, start, fmt.Sprintf("node %q (frame %d)", r.Path, sr.cur)); err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return fmt.Errorf("%w: at byte %d: node %q (frame %d): %w", ErrBadSnapshot, start, r.Path, sr.cur, err)
+		}
+	}
+	return nil
+}
+
+// end reads the end frame and checks that the stream ends there.
+func (sr *snapReader) end() error {
+	d, start, err := sr.next(kindEnd)
+	if err != nil {
+		return err
+	}
+	sessions, nodes := d.Int64(), d.Int64()
+	if err := sr.finish(d, start, sr.frameName(kindEnd)); err != nil {
+		return err
+	}
+	if sessions != sr.hdr.sessions || nodes != sr.hdr.nodes {
+		return sr.fail(start, "the end frame counts %d sessions and %d nodes, the header %d and %d", sessions, nodes, sr.hdr.sessions, sr.hdr.nodes)
+	}
+	if _, err := sr.r.ReadByte(); err == nil {
+		return sr.fail(sr.off, "bytes after the end frame")
+	} else if err != io.EOF {
+		return sr.readErr("the end of the stream", err)
+	}
+	return nil
+}
+
+// Restore reads a snapshot written by WriteSnapshot and returns the state
+// machine it holds. It streams: memory beyond the state itself is one
+// frame (at most 4×opts.MaxBuffer + 4 KiB). Any damage is an error
+// wrapping ErrBadSnapshot that says what and where (see the package doc);
+// an error of r is returned wrapped.
+func Restore(opts Options, r io.Reader) (*FSM, error) {
+	sr := newSnapReader(r, opts.MaxBuffer)
+	if err := sr.header(); err != nil {
+		return nil, err
+	}
+	f := &FSM{
+		opts:     opts,
+		sessions: make(map[int64]*Session, sr.hdr.sessions),
+		epoch:    sr.hdr.epoch,
+		counter:  sr.hdr.counter,
+		lastTerm: sr.hdr.lastTerm,
+		lastZxid: sr.hdr.lastZxid,
+	}
+	err := sr.sessions(func(id int64, s Session) error {
+		f.sessions[id] = &s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t, err := tree.FromRecords(treeOptions(opts), sr.nodes)
+	if err != nil {
+		if errors.Is(err, tree.ErrBadRecords) && !errors.Is(err, ErrBadSnapshot) {
+			err = fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+		}
+		return nil, err
+	}
+	if err := sr.end(); err != nil {
+		return nil, err
+	}
+	f.tree = t
+	return f, nil
+}
