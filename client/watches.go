@@ -198,6 +198,14 @@ func (m *watchManager) removeLocal(path string, t wire.WatcherType) {
 
 // removeWatch drops one persistent Watch. It reports whether it was the
 // last local watch on its (path, mode), so the server registration can go.
+// watched reports whether path still has any local watch of any kind.
+func (m *watchManager) watched(path string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.data[path])+len(m.exist[path])+len(m.child[path])+
+		len(m.persistent[path])+len(m.recursive[path]) > 0
+}
+
 func (m *watchManager) removeWatch(w *Watch) (last, found bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -312,7 +320,11 @@ func (w *Watch) Events() <-chan Event { return w.q.out }
 // Remove ends the watch. The server registration is removed
 // (removeWatches) when no other local Watch shares its path and mode.
 // ErrNoWatcher from the server (the registration is already gone) is not
-// an error. Removing twice is a no-op.
+// an error. Removing twice is a no-op. On servers before ZooKeeper 3.9,
+// which cannot remove one persistent watch by type, the registration is
+// removed only when no other watch of this Conn is on the path; otherwise
+// Remove returns the server's MarshallingError and the registration stays
+// (its events are dropped by the client).
 func (w *Watch) Remove(ctx context.Context) error {
 	last, found := w.c.watches.removeWatch(w)
 	if !found {
@@ -330,6 +342,12 @@ func (w *Watch) Remove(ctx context.Context) error {
 		typ = wire.WatcherPersistentRecursive
 	}
 	err := w.c.removeWatches(ctx, w.path, typ)
+	if err == wire.ErrMarshallingError && !w.c.watches.watched(w.path) {
+		// Servers before ZooKeeper 3.9 know no persistent watcher types in
+		// removeWatches (ZOOKEEPER-4472). With no other watch of this Conn
+		// on the path, "any" removes exactly this one.
+		err = w.c.removeWatches(ctx, w.path, wire.WatcherAny)
+	}
 	if err == wire.ErrNoWatcher {
 		return nil
 	}
