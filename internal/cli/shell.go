@@ -176,24 +176,29 @@ func (s *Shell) Connect(ctx context.Context, servers string) error {
 		return fmt.Errorf("cannot connect to %s: %w", servers, err)
 	}
 	if follow {
-		go s.followSession(c)
+		// The current state comes first: print it now, before a prompt.
+		events := c.SessionEvents()
+		s.printSession(<-events)
+		go func() {
+			for ev := range events {
+				s.printSession(ev)
+			}
+		}()
 	}
 	return nil
 }
 
-// followSession prints c's state changes as zkCli.sh's default watcher
-// does, until the session ends.
-func (s *Shell) followSession(c *client.Conn) {
-	for ev := range c.SessionEvents() {
-		if ev.State == client.StateConnecting {
-			continue
-		}
-		s.mu.Lock()
-		show := s.printWatches
-		s.mu.Unlock()
-		if show {
-			s.notify(watchedEvent(stateName(ev.State), "None", "null"))
-		}
+// printSession prints a session state change as zkCli.sh's default
+// watcher does.
+func (s *Shell) printSession(ev client.SessionEvent) {
+	if ev.State == client.StateConnecting {
+		return
+	}
+	s.mu.Lock()
+	show := s.printWatches
+	s.mu.Unlock()
+	if show {
+		s.notify(watchedEvent(stateName(ev.State), "None", "null"))
 	}
 }
 
