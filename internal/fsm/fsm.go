@@ -60,7 +60,8 @@ type FSM struct {
 	tree *tree.Tree
 
 	// Invariant: every id in sessions was created by an applied
-	// createSession entry and not yet closed.
+	// createSession entry and not yet closed. A *Session never changes
+	// once stored (Clone shares them): replace it instead.
 	sessions map[int64]*Session
 
 	// zxid state (DESIGN.md §5): epoch advances when the raft term grows.
