@@ -428,7 +428,7 @@ func Restore(opts Options, r io.Reader) (*FSM, error) {
 	}
 	f := &FSM{
 		opts:     opts,
-		sessions: make(map[int64]*Session, sr.hdr.sessions),
+		sessions: make(map[int64]*Session, min(sr.hdr.sessions, 1<<16)), // the count is not trusted yet
 		epoch:    sr.hdr.epoch,
 		counter:  sr.hdr.counter,
 		lastTerm: sr.hdr.lastTerm,

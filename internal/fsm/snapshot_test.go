@@ -239,6 +239,27 @@ func TestCloneIsolation(t *testing.T) {
 	}
 }
 
+// TestCloneWrittenConcurrently writes a clone's snapshot on another
+// goroutine while the original keeps applying entries, as the server
+// does (run with -race).
+func TestCloneWrittenConcurrently(t *testing.T) {
+	f := randomFSM(t, 8, 400)
+	want := snapshot(t, f)
+	c := f.Clone()
+	done := make(chan []byte)
+	go func() {
+		var buf bytes.Buffer
+		if err := c.WriteSnapshot(&buf); err != nil {
+			panic(err)
+		}
+		done <- buf.Bytes()
+	}()
+	applyAll(t, f, randomEntries(rand.New(rand.NewPCG(8, 5)), f.lastTerm, 400))
+	if got := <-done; !bytes.Equal(got, want) {
+		t.Fatal("snapshot of the clone differs from the state at Clone")
+	}
+}
+
 func TestNewFromState(t *testing.T) {
 	f := randomFSM(t, 6, 300)
 	tr, err := tree.FromRecords(treeOptions(snapOpts), f.tree.Records)
@@ -480,6 +501,56 @@ func FuzzRestore(f *testing.F) {
 		}
 		if again := snapshot(t, h); !bytes.Equal(again, snap) {
 			t.Fatal("snapshot differs after a second round trip")
+		}
+	})
+}
+
+// bodies splits a snapshot stream into its frame bodies, each prefixed
+// with a 2-byte length: the input form of FuzzRestoreFrames.
+func bodies(snap []byte) []byte {
+	var out []byte
+	for b := snap[12:]; len(b) >= 8; {
+		n := binary.BigEndian.Uint32(b)
+		out = binary.BigEndian.AppendUint16(out, uint16(n))
+		out = append(out, b[4:4+n]...)
+		b = b[4+n+4:]
+	}
+	return out
+}
+
+// FuzzRestoreFrames fuzzes the frame bodies with valid checksums around
+// them, so that the fuzzer reaches the decoding of each record and the
+// checks of the tree: data is a list of bodies, each after a 2-byte length.
+func FuzzRestoreFrames(f *testing.F) {
+	f.Add(bodies(snapshot(f, New(Options{}))))
+	f.Add(bodies(snapshot(f, randomFSM(f, 2, 40))))
+	f.Add(bodies(newStream(snapMagic, 1).header(hdr(1, 4)).session(7).reserved().end(1, 4).bytes()))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st := newStream(snapMagic, snapVersion)
+		for len(data) >= 2 {
+			n := min(int(binary.BigEndian.Uint16(data)), len(data)-2)
+			body := data[2 : 2+n]
+			data = data[2+n:]
+			st.frame(func(e *wire.Encoder) {
+				for _, c := range body {
+					e.Byte(c)
+				}
+			})
+		}
+		opts := Options{ExtendedTypes: true, MaxBuffer: 1 << 12}
+		g, err := Restore(opts, bytes.NewReader(st.bytes()))
+		if err != nil {
+			if !errors.Is(err, ErrBadSnapshot) {
+				t.Fatalf("error without ErrBadSnapshot: %v", err)
+			}
+			return
+		}
+		snap := snapshot(t, g)
+		if _, err := Restore(opts, bytes.NewReader(snap)); err != nil {
+			t.Fatalf("snapshot of an accepted stream is refused: %v", err)
+		}
+		if err := DumpSnapshot(bytes.NewReader(snap), io.Discard); err != nil {
+			t.Fatalf("dump of an accepted stream fails: %v", err)
 		}
 	})
 }
