@@ -34,7 +34,7 @@ func runWAL(args []string) error {
 
 // walDir accepts a dataLogDir as well as the WAL directory inside it.
 func walDir(dir string) string {
-	inner := filepath.Join(dir, "version-2", "wal")
+	inner := storage.WALDir(dir)
 	if fi, err := os.Stat(inner); err == nil && fi.IsDir() {
 		return inner
 	}

@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -141,9 +142,10 @@ func TestWALCrashAtEveryOperation(t *testing.T) {
 	var acked, inflight walModel
 	crashWorkload(fs, &acked, &inflight)
 	total := fs.Ops()
-	if acked.last() < 40 || acked.snap == 0 {
+	if acked.last() < 40 || acked.snap == 0 || !strings.HasPrefix(filepath.Base(segmentPaths(t, fs)[0]), "0000000000000003") {
 		t.Fatalf("workload did too little: %+v", acked)
 	}
+	t.Logf("crashing at each of %d file operations", total)
 	for _, torn := range []bool{false, true} {
 		t.Run(fmt.Sprintf("torn=%v", torn), func(t *testing.T) {
 			for n := 1; n <= total; n++ {

@@ -5,7 +5,8 @@
 //
 // # Using it
 //
-// At start-up: take the data directory's lock (FS.Lock), load the newest
+// The directories are SnapDir(dataDir), WALDir(dataLogDir) and the lock
+// file LockPath(dataDir). At start-up: take the lock (FS.Lock), load the newest
 // valid snapshot (Snapshotter.LoadNewest), open the WAL (OpenWAL, which
 // recovers it) and hand ReadAll's result to raft. In raft's Ready loop, call
 // WAL.Save(rd.HardState, rd.Entries) before sending messages or applying:
