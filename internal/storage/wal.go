@@ -29,6 +29,12 @@ type WALOptions struct {
 	NoSync bool
 	// Logger receives recovery and warning messages. Default slog.Default().
 	Logger *slog.Logger
+	// KeepAfter, when not 0, makes ReadAll return every entry after this
+	// index even where a newer snapshot marker covers it: recovery loaded an
+	// older snapshot because the newest file was damaged. If those entries
+	// were released, OpenWAL fails with a *CorruptError. Default 0: the
+	// newest marker decides.
+	KeepAfter uint64
 }
 
 // WAL is the write-ahead log holding raft's entries, its HardState and
@@ -207,11 +213,23 @@ func removeTemps(fs FS, dir, suffix string) error {
 type logBuilder struct {
 	snap *raftpb.SnapshotMetadata
 	hs   *raftpb.HardState
-	ents []*raftpb.Entry // entries after snap, with overwritten suffixes replaced
+	ents []*raftpb.Entry // entries after cut(), with overwritten suffixes replaced
+	// keepAfter is WALOptions.KeepAfter.
+	keepAfter uint64
 	last uint64          // index of the last entry record folded in
 	// firstFile and firstOffset locate the record of ents[0].
 	firstFile   string
 	firstOffset int64
+}
+
+// cut is the index up to which entries are covered by the snapshot the
+// caller recovers from: the newest marker, or KeepAfter when it is older.
+func (b *logBuilder) cut() uint64 {
+	c := b.snap.GetIndex()
+	if b.keepAfter > 0 && b.keepAfter < c {
+		c = b.keepAfter
+	}
+	return c
 }
 
 func (b *logBuilder) add(file string, rec WALRecord) error {
@@ -221,14 +239,14 @@ func (b *logBuilder) add(file string, rec WALRecord) error {
 	case RecordSnapshot:
 		b.snap = rec.Snapshot
 		i := 0
-		for i < len(b.ents) && b.ents[i].GetIndex() <= b.snap.GetIndex() {
+		for i < len(b.ents) && b.ents[i].GetIndex() <= b.cut() {
 			i++
 		}
 		b.ents = b.ents[i:]
 	case RecordEntry:
 		e := rec.Entry
 		b.last = e.GetIndex()
-		if e.GetIndex() <= b.snap.GetIndex() {
+		if e.GetIndex() <= b.cut() {
 			return nil // already in the snapshot
 		}
 		if len(b.ents) > 0 {
@@ -256,9 +274,13 @@ func (b *logBuilder) add(file string, rec WALRecord) error {
 // first segment left by ReleaseTo may start with an older marker followed
 // by a gap that a later marker covers, so this is checked only at the end.)
 func (b *logBuilder) finish() error {
-	if len(b.ents) > 0 && b.snap.GetIndex() > 0 && b.ents[0].GetIndex() != b.snap.GetIndex()+1 {
+	if c := b.cut(); len(b.ents) > 0 && c > 0 && b.ents[0].GetIndex() != c+1 {
 		return &CorruptError{File: b.firstFile, Offset: b.firstOffset,
-			Reason: fmt.Sprintf("entry %d follows snapshot marker %d: entries are missing", b.ents[0].GetIndex(), b.snap.GetIndex())}
+			Reason: fmt.Sprintf("entry %d follows snapshot %d: entries are missing", b.ents[0].GetIndex(), c)}
+	}
+	if b.keepAfter > 0 && b.keepAfter < b.snap.GetIndex() && (len(b.ents) == 0 || b.ents[0].GetIndex() != b.keepAfter+1) {
+		return &CorruptError{File: b.firstFile, Offset: b.firstOffset,
+			Reason: fmt.Sprintf("the entries after snapshot %d are no longer in the log (released behind marker %d)", b.keepAfter, b.snap.GetIndex())}
 	}
 	return nil
 }
@@ -266,7 +288,7 @@ func (b *logBuilder) finish() error {
 // recover reads every segment, repairs a torn tail and leaves the last
 // segment open for appending.
 func (w *WAL) recover(segs []segmentName) error {
-	b := logBuilder{snap: w.snap, hs: w.hs}
+	b := logBuilder{snap: w.snap, hs: w.hs, keepAfter: w.opts.KeepAfter}
 	var tailScan segmentScan
 	for i, s := range segs {
 		path := filepath.Join(w.dir, s.String())
