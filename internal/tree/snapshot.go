@@ -165,7 +165,7 @@ func (t *Tree) load(r NodeRecord) error {
 // not affect. It copies the path map and the indexes but no node, data or
 // ACL: both trees share every node until one of them changes it, which
 // copies that node first (copy on write). Its cost is one map copy of
-// NodeCount entries (about 15–35 ms for a million nodes) plus the
+// NodeCount entries (15–60 ms for a million nodes on a 2-CPU machine) plus the
 // ephemeral, container and TTL indexes; the first change to each shared
 // node afterwards costs one small allocation (and a copy of the children
 // set of a parent that gains or loses a child).
