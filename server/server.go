@@ -16,7 +16,7 @@ import (
 	"github.com/wardenzk/warden/internal/auth"
 	"github.com/wardenzk/warden/internal/config"
 	"github.com/wardenzk/warden/internal/fsm"
-	"github.com/wardenzk/warden/internal/replica"
+	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/internal/watch"
 	"github.com/wardenzk/warden/wire"
 )
@@ -45,6 +45,13 @@ type Options struct {
 	// client; a client that stops reading is disconnected past it.
 	// Default 64 MiB.
 	MaxQueuedBytes int
+	// FS is the file system the data and log directories live on; nil
+	// means the operating system's. Tests pass a storage.MemFS to simulate
+	// power loss.
+	FS storage.FS
+	// Fatal is called when the log can no longer be trusted (a failed
+	// fsync) and must not return; nil means log and exit(2).
+	Fatal func(error)
 	// DisableTimers turns off the session-expiry and container tickers, so
 	// tests drive them with ExpireSessions and ExpireContainers.
 	DisableTimers bool
@@ -62,7 +69,11 @@ type Server struct {
 	maxQueued int
 	saslUsers map[string]string
 
-	replica *replica.Standalone
+	store *durable
+	// applied is the index of the last log entry applied; appliedCh is
+	// signalled after each apply (start-up waits on it for the replay).
+	applied   atomic.Uint64
+	appliedCh chan struct{}
 
 	// mu guards the state machine: Apply holds it exclusively, reads share
 	// it. Lock order: mu, then wmu, then a conn's outMu.
@@ -127,6 +138,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		perIP:     make(map[string]int),
 		live:      make(map[int64]*liveSession),
 		closed:    make(chan struct{}),
+		appliedCh: make(chan struct{}, 1),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -141,13 +153,16 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.maxBuffer = wire.DefaultMaxBuffer
 	}
 	s.started = s.now()
-	s.fsm = fsm.New(fsm.Options{
+	// Request ids never repeat across restarts: a replayed entry of an
+	// earlier run must not match a waiter of this one.
+	s.reqID.Store(time.Now().UnixNano())
+	fsmOpts := fsm.Options{
 		ExtendedTypes:   cfg.ExtendedTypesEnabled,
 		SkipACL:         cfg.SkipACL,
 		EnforceQuota:    cfg.EnforceQuota,
 		ReconfigEnabled: cfg.ReconfigEnabled,
 		MaxBuffer:       s.maxBuffer,
-	})
+	}
 	// Session ids as ZooKeeper makes them: server id in the top byte, the
 	// start time in the middle, a counter below.
 	s.sessionBase = int64(uint64(s.started.UnixMilli())<<24>>8) | s.id<<56
@@ -159,17 +174,34 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.saslUsers = users
 	}
 
+	fs := opts.FS
+	if fs == nil {
+		fs = storage.OSFS
+	}
+	d, rec, err := s.openDurable(fs, fsmOpts)
+	if err != nil {
+		return nil, err
+	}
+	s.store = d
+	s.fsm = rec.fsm
+	s.lastZxid.Store(s.fsm.LastZxid())
+	if err := s.startNode(d, rec, opts.Fatal); err != nil {
+		d.close()
+		return nil, err
+	}
+	s.reviveSessions()
+
 	ln := opts.Listener
 	if ln == nil {
 		addr := net.JoinHostPort(cfg.ClientPortAddress, strconv.Itoa(cfg.ClientPort))
 		var err error
 		ln, err = net.Listen("tcp", addr)
 		if err != nil {
+			d.close()
 			return nil, fmt.Errorf("server: listen on %s: %w (is another server using the port? set clientPort in zoo.cfg)", addr, err)
 		}
 	}
 	s.ln = ln
-	s.replica = replica.NewStandalone(s.apply)
 
 	s.wg.Add(1)
 	go s.acceptLoop()
@@ -199,7 +231,7 @@ func (s *Server) Close() error {
 		for _, c := range conns {
 			c.close("server shutting down")
 		}
-		s.replica.Stop()
+		s.store.close()
 	})
 	s.wg.Wait()
 	return nil
@@ -309,7 +341,7 @@ func (s *Server) propose(e *fsm.Entry, done func(fsm.Output)) error {
 		s.waiters[e.ReqID] = done
 		s.waitMu.Unlock()
 	}
-	if err := s.replica.Propose(wire.Marshal(e)); err != nil {
+	if err := s.store.node.Propose(wire.Marshal(e)); err != nil {
 		if done != nil {
 			s.waitMu.Lock()
 			delete(s.waiters, e.ReqID)
@@ -348,6 +380,11 @@ func (s *Server) apply(index, term uint64, data []byte) {
 		}
 	}
 	s.mu.Unlock()
+	s.applied.Store(index)
+	select {
+	case s.appliedCh <- struct{}{}:
+	default:
+	}
 	s.stats.commits.Add(1)
 
 	if out.ClosedSession != 0 {

@@ -13,6 +13,14 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// ErrStopped is returned by Propose after Stop.
+var ErrStopped = errors.New("replica: stopped")
+
+// ApplyFunc receives committed entries: index grows with every call, term
+// is the raft term the entry was proposed in. It is called from a single
+// goroutine and must not retain data after it returns.
+type ApplyFunc func(index, term uint64, data []byte)
+
 // WAL is the durable log the node writes before anything is applied or
 // acknowledged. Save must be durable when it returns (one fsync per call:
 // group commit).

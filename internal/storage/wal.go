@@ -216,7 +216,7 @@ type logBuilder struct {
 	ents []*raftpb.Entry // entries after cut(), with overwritten suffixes replaced
 	// keepAfter is WALOptions.KeepAfter.
 	keepAfter uint64
-	last uint64          // index of the last entry record folded in
+	last      uint64 // index of the last entry record folded in
 	// firstFile and firstOffset locate the record of ents[0].
 	firstFile   string
 	firstOffset int64
