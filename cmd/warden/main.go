@@ -2,6 +2,9 @@
 // coordination server and its tools.
 //
 //	warden server [zoo.cfg]   start a server (no argument: embedded standalone default)
+//	warden cli                the interactive shell (zkCli.sh's commands and more)
+//	warden snapshot|wal       inspect the data and log directories
+//	warden import-zk          migrate an Apache ZooKeeper data directory
 //	warden version            print the version
 package main
 
@@ -15,6 +18,11 @@ const usage = `warden — a ZooKeeper-compatible coordination service
 Usage:
   warden server [flags] [zoo.cfg]   start a server; with no zoo.cfg, a standalone server
                                     on 127.0.0.1:2181 with its data in ./warden-data
+  warden cli [-server h:p,...] [cmd] the shell: zkCli.sh's commands, and more (see docs/cli.md)
+  warden snapshot inspect|dump FILE show a snapshot file
+  warden wal dump DIR               show a write-ahead log
+  warden import-zk ZKDATA WARDENDATA
+                                    migrate an Apache ZooKeeper data directory
   warden version                    print the version
 
 Run 'warden server -h' for the server's flags.
@@ -29,6 +37,14 @@ func main() {
 	switch os.Args[1] {
 	case "server":
 		err = runServer(os.Args[2:])
+	case "cli":
+		err = runCLI(os.Args[2:])
+	case "snapshot":
+		err = runSnapshot(os.Args[2:])
+	case "wal":
+		err = runWAL(os.Args[2:])
+	case "import-zk":
+		err = runImportZK(os.Args[2:])
 	case "version", "-version", "--version":
 		err = runVersion()
 	case "help", "-h", "-help", "--help":

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/replica"
+	"github.com/wardenzk/warden/internal/storage"
+	"github.com/wardenzk/warden/internal/tree"
+	"github.com/wardenzk/warden/internal/zkimport"
+)
+
+// runImportZK is `warden import-zk [-zk-datalogdir dir] <zookeeper dataDir> <warden dataDir>`:
+// it loads a ZooKeeper data dir as ZooKeeper's start-up would and writes its state as the
+// first snapshot of a new Warden data dir.
+func runImportZK(args []string) error {
+	fs := flag.NewFlagSet("import-zk", flag.ContinueOnError)
+	logDir := fs.String("zk-datalogdir", "", "ZooKeeper's dataLogDir, when it was set apart from dataDir")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: warden import-zk [-zk-datalogdir dir] <zookeeper dataDir> <warden dataDir>")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return fmt.Errorf("import-zk: want 2 arguments, got %d", fs.NArg())
+	}
+	src, dst := fs.Arg(0), fs.Arg(1)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+
+	snapDir := filepath.Join(dst, "version-2")
+	if ents, err := os.ReadDir(snapDir); err == nil && len(ents) > 0 {
+		return fmt.Errorf("import-zk: %s is not empty: import into a new Warden data dir", snapDir)
+	}
+	db, skipped, err := zkimport.Load(zkimport.Dirs{Data: src, Log: *logDir})
+	for _, e := range skipped {
+		log.Warn("skipped a damaged ZooKeeper snapshot (an older one is used)", "err", e)
+	}
+	if err != nil {
+		return err
+	}
+	t, err := db.Tree(tree.Options{})
+	if err != nil {
+		return fmt.Errorf("import-zk: %w", err)
+	}
+	epoch, counter := db.ZxidState()
+	f := fsm.NewFromState(fsm.Options{}, t, db.FSMSessions(), epoch, counter, 1)
+	// The state a fresh standalone server (raft id 1) starts from: index 1,
+	// term 1, with the imported state in place of an empty tree.
+	meta := replica.BootstrapSnapshot(1)
+	if err := storage.NewSnapshotter(storage.OSFS, snapDir, storage.MinSnapRetain, log).Save(meta, f.WriteSnapshot); err != nil {
+		return fmt.Errorf("import-zk: writing the snapshot: %w", err)
+	}
+	fmt.Printf("imported %s (snapshot %s, %d logs, %d transactions replayed): %d znodes, %d sessions, zxid %#x\n",
+		src, filepath.Base(db.Snapshot), len(db.Logs), db.Replayed, len(db.Nodes), len(db.Sessions), db.LastZxid)
+	return nil
+}
