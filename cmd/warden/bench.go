@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/wardenzk/warden/internal/bench"
+)
+
+const benchUsage = `Usage: warden bench [flags]
+       warden bench report [flags] result.json...
+
+Load-generates against any ZooKeeper-protocol server and prints throughput
+and latency percentiles (HDR histograms); --json writes the full result,
+--plot DIR writes SVG plots. 'warden bench report' turns the results of
+several runs against several servers into a Markdown comparison.
+
+Workloads (--workload):
+`
+
+func runBench(args []string) error {
+	if len(args) > 0 && args[0] == "report" {
+		return runBenchReport(args[1:])
+	}
+	def := bench.DefaultConfig()
+	cfg := def
+	fs := flag.NewFlagSet("warden bench", flag.ContinueOnError)
+	fs.StringVar(&cfg.Servers, "servers", def.Servers, "connection string host:port[,host:port...]")
+	fs.StringVar(&cfg.Workload, "workload", def.Workload, "workload to run (see above)")
+	fs.StringVar(&cfg.Label, "label", def.Label, "name of the server under test, recorded in the result")
+	fs.IntVar(&cfg.Clients, "clients", def.Clients, "sessions sending requests (lock: contenders)")
+	fs.IntVar(&cfg.Inflight, "inflight", def.Inflight, "requests pipelined per session")
+	fs.IntVar(&cfg.Payload, "payload", def.Payload, "value size in bytes")
+	fs.DurationVar(&cfg.Duration, "duration", def.Duration, "length of each timed phase")
+	fs.Int64Var(&cfg.Ops, "ops", 0, "requests per phase instead of --duration")
+	fs.DurationVar(&cfg.Warmup, "warmup", 0, "unmeasured warm-up before each timed phase")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop: total requests per second (latency from each request's due time)")
+	fs.IntVar(&cfg.Znodes, "znodes", def.Znodes, "latencies: znodes per phase")
+	fs.IntVar(&cfg.Keys, "keys", def.Keys, "sweep, multi: znodes read and written")
+	fs.IntVar(&cfg.Watchers, "watchers", def.Watchers, "fanout: watching sessions")
+	fs.IntVar(&cfg.Rounds, "rounds", def.Rounds, "fanout: writes")
+	fs.IntVar(&cfg.Sessions, "sessions", def.Sessions, "storm: sessions")
+	ratios := fs.String("read-ratios", joinInts(def.ReadRatios), "sweep: read percentages")
+	sizes := fs.String("scale-sizes", joinInts(def.ScaleSizes), "scale: znode counts")
+	fs.BoolVar(&cfg.Keep, "keep", false, "scale: leave the znodes in place")
+	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "server process to read CPU time and memory of (/proc)")
+	fs.StringVar(&cfg.Root, "root", def.Root, "znode the workloads work under (removed before and after)")
+	jsonOut := fs.String("json", "", "write the result as JSON to this file")
+	plotDir := fs.String("plot", "", "write SVG plots into this directory")
+	cpuProfile := fs.String("cpuprofile", "", "write the generator's CPU profile to this file")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), benchUsage)
+		for _, n := range bench.WorkloadNames() {
+			fmt.Fprintf(fs.Output(), "  %-10s %s\n", n, bench.WorkloadDoc(n))
+		}
+		fmt.Fprint(fs.Output(), "\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench: unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if cfg.ReadRatios, err = parseInts(*ratios); err != nil {
+		return fmt.Errorf("bench: --read-ratios: %w", err)
+	}
+	if cfg.ScaleSizes, err = parseInts(*sizes); err != nil || len(cfg.ScaleSizes) == 0 {
+		return fmt.Errorf("bench: --scale-sizes: need a comma-separated list of counts")
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var progress io.Writer
+	if bench.IsTerminal(os.Stderr) {
+		progress = os.Stderr
+	}
+	res, runErr := bench.Run(ctx, cfg, progress)
+	if res != nil {
+		printResult(os.Stdout, res)
+		if *jsonOut != "" {
+			b, err := json.MarshalIndent(res, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+				return err
+			}
+		}
+		if *plotDir != "" {
+			if err := bench.WritePlots(*plotDir, []*bench.Result{res}); err != nil {
+				return err
+			}
+		}
+	}
+	return runErr
+}
+
+func runBenchReport(args []string) error {
+	fs := flag.NewFlagSet("warden bench report", flag.ContinueOnError)
+	out := fs.String("out", "", "write the Markdown here (default stdout)")
+	plotDir := fs.String("plot", "", "write SVG plots into this directory")
+	plotRef := fs.String("plot-ref", "", "how the Markdown refers to the plot directory (default: --plot)")
+	baseline := fs.String("baseline", "zookeeper", "label ratios are taken against")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var results []*bench.Result
+	for _, name := range fs.Args() {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		var r bench.Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		results = append(results, &r)
+	}
+	if *plotDir != "" {
+		if err := bench.WritePlots(*plotDir, results); err != nil {
+			return err
+		}
+	}
+	ref := *plotRef
+	if ref == "" {
+		ref = *plotDir
+	}
+	md := bench.Report(results, *baseline, ref)
+	if *out == "" {
+		_, err := io.WriteString(os.Stdout, md)
+		return err
+	}
+	return os.WriteFile(*out, []byte(md), 0o644)
+}
+
+func printResult(w io.Writer, r *bench.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "phase\tops\terrors\tops/s\tp50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tgen cpu\t\n")
+	for _, p := range r.Phases {
+		sat := ""
+		if p.Saturated {
+			sat = " SATURATED"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%d\t%d\t%d\t%d\t%d\t%.0f%%%s\t\n", p.Name, p.Ops, p.Errors, p.Throughput,
+			p.Latency.P50, p.Latency.P90, p.Latency.P99, p.Latency.P999, p.Latency.Max, p.GeneratorCPU*100, sat)
+	}
+	tw.Flush()
+	for _, m := range r.Metrics {
+		fmt.Fprintf(w, "%s: %s %s\n", m.Name, strconv.FormatFloat(m.Value, 'f', -1, 64), m.Unit)
+	}
+	for _, p := range r.Phases {
+		if p.FirstError != "" {
+			fmt.Fprintf(w, "%s: first error: %s\n", p.Name, p.FirstError)
+		}
+		if p.Saturated {
+			fmt.Fprintf(w, "%s: the generator used %.0f%% of its cores: the numbers measure the generator, not the server\n", p.Name, p.GeneratorCPU*100)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is one `warden bench` run. Zero fields take the defaults of
+// DefaultConfig.
+type Config struct {
+	// Servers is the connection string, "host:port[,host:port...]".
+	Servers string
+	// Workload names the workload (see Workloads).
+	Workload string
+	// Label names the server under test in the results ("warden",
+	// "zookeeper"); the report groups by it.
+	Label string
+	// Clients is the number of sessions that send requests. Default 8.
+	Clients int
+	// Inflight is the number of requests pipelined on each session.
+	// Default 16.
+	Inflight int
+	// Payload is the size of written values, bytes. Default 1024.
+	Payload int
+	// Duration bounds each duration-mode phase. Default 10s.
+	Duration time.Duration
+	// Ops, when > 0, makes phases count requests instead of time: each
+	// phase sends exactly Ops requests (for latencies and scale the
+	// znode counts are Znodes and ScaleSizes instead).
+	Ops int64
+	// Warmup runs each duration-mode phase unmeasured for this long
+	// first. Default 0.
+	Warmup time.Duration
+	// Rate, when > 0, makes phases open-loop: this many requests per
+	// second in total, latency measured from each request's due time.
+	Rate float64
+	// Znodes is the number of znodes of the latencies workload.
+	// Default 10000.
+	Znodes int
+	// Keys is the number of znodes sweep and multi read and write.
+	// Default 1000.
+	Keys int
+	// Keep leaves the scale workload's znodes in place (the server is
+	// about to be thrown away) instead of deleting them.
+	Keep bool
+	// Watchers is the number of sessions of the fanout workload.
+	// Default 1000.
+	Watchers int
+	// Sessions is the number of sessions of the storm workload.
+	// Default 1000.
+	Sessions int
+	// Rounds is the number of writes of the fanout workload. Default 20.
+	Rounds int
+	// ReadRatios are the read percentages of the sweep. Default
+	// 0,20,50,80,90,100.
+	ReadRatios []int
+	// ScaleSizes are the znode counts at which scale measures memory,
+	// ascending. Default 100000, 1000000.
+	ScaleSizes []int
+	// ServerPID, when > 0, is the server's process: its CPU time and
+	// memory are read from /proc around every phase.
+	ServerPID int
+	// Root is the znode under which the workloads work. Default
+	// "/warden-bench". It is removed before and after.
+	Root string
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Servers:    "127.0.0.1:2181",
+		Workload:   "sweep",
+		Label:      "server",
+		Clients:    8,
+		Inflight:   16,
+		Payload:    1024,
+		Duration:   10 * time.Second,
+		Znodes:     10000,
+		Keys:       1000,
+		Watchers:   1000,
+		Sessions:   1000,
+		Rounds:     20,
+		ReadRatios: []int{0, 20, 50, 80, 90, 100},
+		ScaleSizes: []int{100_000, 1_000_000},
+		Root:       "/warden-bench",
+	}
+}
+
+// Validate reports the first unusable setting.
+func (c Config) Validate() error {
+	switch {
+	case c.Servers == "":
+		return fmt.Errorf("bench: no servers")
+	case c.Clients < 1 || c.Inflight < 1:
+		return fmt.Errorf("bench: clients and inflight must be at least 1")
+	case c.Payload < 0:
+		return fmt.Errorf("bench: negative payload")
+	case c.Ops <= 0 && c.Duration <= 0:
+		return fmt.Errorf("bench: give a duration or a number of ops")
+	case c.Rate < 0:
+		return fmt.Errorf("bench: negative rate")
+	case c.Znodes < 1 || c.Keys < 1 || c.Watchers < 1 || c.Sessions < 1 || c.Rounds < 1:
+		return fmt.Errorf("bench: znodes, keys, watchers, sessions and rounds must be at least 1")
+	case len(c.Root) < 2 || c.Root[0] != '/':
+		return fmt.Errorf("bench: root must be an absolute path other than /")
+	}
+	for _, r := range c.ReadRatios {
+		if r < 0 || r > 100 {
+			return fmt.Errorf("bench: read ratio %d%% is not a percentage", r)
+		}
+	}
+	if _, ok := workloads[c.Workload]; !ok {
+		return fmt.Errorf("bench: unknown workload %q (have %v)", c.Workload, WorkloadNames())
+	}
+	return nil
+}

@@ -1,0 +1,421 @@
+package bench
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// workloadOrder is the order the report presents workloads in.
+var workloadOrder = []string{"sweep", "latencies", "create", "multi", "lock", "fanout", "storm", "scale"}
+
+// plotPhases are the phases whose latency distribution gets a percentile
+// plot.
+var plotPhases = map[string]bool{
+	"read 0%": true, "read 80%": true, "read 100%": true, "sync create": true,
+	"multi mix": true, "sync set": true, "sync get": true, "lock hand-off": true,
+	"fanout time to each event": true,
+}
+
+// group is every run of one workload against one server.
+type group struct {
+	label, workload string
+	runs            []*Result
+}
+
+// groupResults groups results by (workload, label).
+func groupResults(results []*Result) map[[2]string]*group {
+	gs := map[[2]string]*group{}
+	for _, r := range results {
+		k := [2]string{r.Workload, r.Label}
+		if gs[k] == nil {
+			gs[k] = &group{label: r.Label, workload: r.Workload}
+		}
+		gs[k].runs = append(gs[k].runs, r)
+	}
+	return gs
+}
+
+// labels returns the labels in results, the baseline last.
+func labels(results []*Result, baseline string) []string {
+	var ls []string
+	for _, r := range results {
+		if !slices.Contains(ls, r.Label) {
+			ls = append(ls, r.Label)
+		}
+	}
+	slices.SortFunc(ls, func(a, b string) int {
+		if (a == baseline) != (b == baseline) {
+			if a == baseline {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a, b)
+	})
+	return ls
+}
+
+// phaseValues returns one number per run of g for the named phase.
+func (g *group) phaseValues(name string, f func(PhaseResult) float64) []float64 {
+	var vs []float64
+	for _, r := range g.runs {
+		for _, p := range r.Phases {
+			if p.Name == name {
+				vs = append(vs, f(p))
+			}
+		}
+	}
+	return vs
+}
+
+func (g *group) metricValues(name string) (vs []float64, unit string) {
+	for _, r := range g.runs {
+		for _, m := range r.Metrics {
+			if m.Name == name {
+				vs, unit = append(vs, m.Value), m.Unit
+			}
+		}
+	}
+	return vs, unit
+}
+
+// median of vs (NaN for none).
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func fmtNum(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "–"
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func cell(vs []float64) string {
+	if len(vs) == 0 {
+		return "–"
+	}
+	raw := make([]string, len(vs))
+	for i, v := range vs {
+		raw[i] = fmtNum(v)
+	}
+	return fmt.Sprintf("**%s** (%s)", fmtNum(median(vs)), strings.Join(raw, ", "))
+}
+
+// measure is one row kind of a phase table.
+type measure struct {
+	name string
+	f    func(PhaseResult) float64
+	// skip hides the row when every value is zero (not measured).
+	skip bool
+}
+
+var measures = []measure{
+	{"ops/s", func(p PhaseResult) float64 { return p.Throughput }, false},
+	{"p50 µs", func(p PhaseResult) float64 { return float64(p.Latency.P50) }, false},
+	{"p99 µs", func(p PhaseResult) float64 { return float64(p.Latency.P99) }, false},
+	{"p99.9 µs", func(p PhaseResult) float64 { return float64(p.Latency.P999) }, false},
+	{"server CPU µs/op", func(p PhaseResult) float64 { return p.ServerCPUPerOp }, true},
+}
+
+// Report renders results of one or more servers as Markdown: one table
+// per workload with the median and raw values of every run and the
+// ratio of each server to baseline. plotRef is the directory the plots
+// are linked from ("" for none).
+func Report(results []*Result, baseline, plotRef string) string {
+	var b strings.Builder
+	ls := labels(results, baseline)
+	gs := groupResults(results)
+	other := ""
+	for _, l := range ls {
+		if l != baseline {
+			other = l
+			break
+		}
+	}
+	ratioHead := ""
+	if other != "" && slices.Contains(ls, baseline) {
+		ratioHead = fmt.Sprintf(" %s / %s |", other, baseline)
+	}
+	var wls []string
+	for _, w := range workloadOrder {
+		for _, l := range ls {
+			if gs[[2]string{w, l}] != nil && !slices.Contains(wls, w) {
+				wls = append(wls, w)
+			}
+		}
+	}
+	var notes, saturated []string
+	for _, w := range wls {
+		fmt.Fprintf(&b, "### %s\n\n", w)
+		fmt.Fprintf(&b, "| phase | measure |")
+		for _, l := range ls {
+			fmt.Fprintf(&b, " %s |", l)
+		}
+		b.WriteString(ratioHead + "\n|---|---|")
+		for range ls {
+			b.WriteString("---|")
+		}
+		if ratioHead != "" {
+			b.WriteString("---|")
+		}
+		b.WriteString("\n")
+		row := func(phase, meas string, vals map[string][]float64) {
+			fmt.Fprintf(&b, "| %s | %s |", phase, meas)
+			for _, l := range ls {
+				fmt.Fprintf(&b, " %s |", cell(vals[l]))
+			}
+			if ratioHead != "" {
+				fmt.Fprintf(&b, " %s |", fmtRatio(median(vals[other]), median(vals[baseline])))
+			}
+			b.WriteString("\n")
+		}
+		var phases []string
+		var metrics []string
+		for _, l := range ls {
+			g := gs[[2]string{w, l}]
+			if g == nil {
+				continue
+			}
+			for _, r := range g.runs {
+				for _, p := range r.Phases {
+					if !slices.Contains(phases, p.Name) {
+						phases = append(phases, p.Name)
+					}
+					if p.Saturated {
+						saturated = append(saturated, fmt.Sprintf("%s / %s / %s", l, w, p.Name))
+					}
+					if p.Errors > 0 {
+						notes = append(notes, fmt.Sprintf("%s / %s / %s: %d errors, first: %s", l, w, p.Name, p.Errors, p.FirstError))
+					}
+				}
+				for _, m := range r.Metrics {
+					if !slices.Contains(metrics, m.Name) {
+						metrics = append(metrics, m.Name)
+					}
+				}
+				for _, n := range r.Notes {
+					if !slices.Contains(notes, n) {
+						notes = append(notes, n)
+					}
+				}
+			}
+		}
+		for _, ph := range phases {
+			for _, m := range measures {
+				vals := map[string][]float64{}
+				any := false
+				for _, l := range ls {
+					if g := gs[[2]string{w, l}]; g != nil {
+						vals[l] = g.phaseValues(ph, m.f)
+						for _, v := range vals[l] {
+							any = any || v != 0
+						}
+					}
+				}
+				if m.skip && !any {
+					continue
+				}
+				row(ph, m.name, vals)
+			}
+		}
+		peak := map[string][]float64{}
+		anyPeak := false
+		for _, l := range ls {
+			if g := gs[[2]string{w, l}]; g != nil {
+				for _, r := range g.runs {
+					var mx int64
+					for _, p := range r.Phases {
+						mx = max(mx, p.ServerPeakRSS)
+					}
+					if mx > 0 {
+						peak[l] = append(peak[l], float64(mx)/(1<<20))
+						anyPeak = true
+					}
+				}
+			}
+		}
+		if anyPeak {
+			row("(all)", "server peak RSS MiB", peak)
+		}
+		for _, m := range metrics {
+			vals := map[string][]float64{}
+			unit := ""
+			for _, l := range ls {
+				if g := gs[[2]string{w, l}]; g != nil {
+					var u string
+					vals[l], u = g.metricValues(m)
+					unit = cmp.Or(unit, u)
+				}
+			}
+			row("", m+" ("+unit+")", vals)
+		}
+		b.WriteString("\n")
+		if plotRef != "" {
+			if w == "sweep" {
+				fmt.Fprintf(&b, "![throughput vs read ratio](%s/sweep-throughput.svg)\n\n", plotRef)
+			}
+			for _, ph := range phases {
+				if plotPhases[ph] {
+					fmt.Fprintf(&b, "![%s latency](%s/%s)\n", ph, plotRef, latencyPlotName(w, ph))
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(saturated) > 0 {
+		b.WriteString("**Generator saturated** (its numbers measure the load generator, not the server): " +
+			strings.Join(saturated, "; ") + ".\n\n")
+	}
+	if len(notes) > 0 {
+		b.WriteString("Notes from the runs:\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func fmtRatio(a, base float64) string {
+	if math.IsNaN(a) || math.IsNaN(base) || base == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/base)
+}
+
+// latencyPlotName is the file name of a phase's percentile plot.
+func latencyPlotName(workload, phase string) string {
+	slug := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r == '%':
+			return 'p'
+		}
+		return '-'
+	}, strings.ToLower(phase))
+	return "latency-" + workload + "-" + slug + ".svg"
+}
+
+// WritePlots writes into dir the throughput-vs-read-ratio plot of the
+// sweep results and a percentile plot for the main phases, one line per
+// server (medians over repetitions; for the percentile plot the run with
+// the median p99).
+func WritePlots(dir string, results []*Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	gs := groupResults(results)
+	ls := labels(results, "")
+	write := func(name string, c *chart) error {
+		return os.WriteFile(filepath.Join(dir, name), []byte(c.svg()), 0o644)
+	}
+
+	sweep := &chart{title: "Throughput vs read ratio", xlabel: "read ratio (%)", ylabel: "operations per second"}
+	maxY := 0.0
+	for _, l := range ls {
+		g := gs[[2]string{"sweep", l}]
+		if g == nil {
+			continue
+		}
+		s := series{name: l}
+		for _, r := range g.runs[0].Settings.ReadRatios {
+			v := median(g.phaseValues(fmt.Sprintf("read %d%%", r), func(p PhaseResult) float64 { return p.Throughput }))
+			if !math.IsNaN(v) {
+				s.xs, s.ys = append(s.xs, float64(r)), append(s.ys, v)
+				maxY = max(maxY, v)
+			}
+		}
+		sweep.lines = append(sweep.lines, s)
+	}
+	if len(sweep.lines) > 0 {
+		sweep.xticks = linearTicks(100, 5, func(v float64) string { return fmt.Sprintf("%.0f", v) })
+		sweep.yticks = linearTicks(maxY, 6, func(v float64) string { return fmt.Sprintf("%gk", v/1000) })
+		if err := write("sweep-throughput.svg", sweep); err != nil {
+			return err
+		}
+	}
+
+	for _, w := range workloadOrder {
+		var phases []string
+		for _, l := range ls {
+			if g := gs[[2]string{w, l}]; g != nil {
+				for _, p := range g.runs[0].Phases {
+					if plotPhases[p.Name] && !slices.Contains(phases, p.Name) {
+						phases = append(phases, p.Name)
+					}
+				}
+			}
+		}
+		for _, ph := range phases {
+			c := &chart{title: w + ": " + ph + " latency by percentile", xlabel: "percentile", ylabel: "latency (log scale)"}
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, l := range ls {
+				g := gs[[2]string{w, l}]
+				if g == nil {
+					continue
+				}
+				curve := medianRunCurve(g, ph)
+				s := series{name: l}
+				for _, pt := range curve {
+					if pt.Percentile >= 100 || pt.Micros <= 0 {
+						continue
+					}
+					y := math.Log10(float64(pt.Micros))
+					s.xs, s.ys = append(s.xs, nines(pt.Percentile)), append(s.ys, y)
+					lo, hi = math.Min(lo, y), math.Max(hi, y)
+				}
+				if len(s.xs) > 0 {
+					c.lines = append(c.lines, s)
+				}
+			}
+			if len(c.lines) == 0 {
+				continue
+			}
+			c.xticks = []tick{{0, "0%"}, {1, "90%"}, {2, "99%"}, {3, "99.9%"}, {4, "99.99%"}, {5, "99.999%"}}
+			c.yticks = log10Ticks(lo, hi)
+			if err := write(latencyPlotName(w, ph), c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// medianRunCurve returns the percentile curve of the run of g whose p99
+// for phase is the median one.
+func medianRunCurve(g *group, phase string) []CurvePoint {
+	var ps []PhaseResult
+	for _, r := range g.runs {
+		for _, p := range r.Phases {
+			if p.Name == phase && len(p.Curve) > 0 {
+				ps = append(ps, p)
+			}
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	slices.SortFunc(ps, func(a, b PhaseResult) int { return cmp.Compare(a.Latency.P99, b.Latency.P99) })
+	return ps[len(ps)/2].Curve
+}
