@@ -40,7 +40,7 @@ func raftID(serverID int64) uint64 { return uint64(serverID) + 1 }
 // snapshot and the WAL after it. It says in the log what it found.
 func (s *Server) openDurable(fs storage.FS, opts fsm.Options) (*durable, *recovered, error) {
 	cfg := s.cfg
-	if err := fs.MkdirAll(storage.SnapDir(cfg.DataDir), 0o755); err != nil {
+	if err := storage.MkdirAllDurable(fs, storage.SnapDir(cfg.DataDir)); err != nil {
 		return nil, nil, fmt.Errorf("server: create dataDir %s: %w", cfg.DataDir, err)
 	}
 	lock, err := fs.Lock(storage.LockPath(cfg.DataDir))

@@ -10,13 +10,14 @@ import (
 	"github.com/wardenzk/warden/wire"
 )
 
-// isWrite reports whether op changes replicated state and so goes through
-// the log.
+// isWrite reports whether op goes through the log: every op that changes
+// replicated state, and sync, whose reply must follow every write proposed
+// before it.
 func isWrite(op wire.OpCode) bool {
 	switch op {
 	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL,
 		wire.OpDelete, wire.OpDeleteContainer, wire.OpSetData, wire.OpSetACL,
-		wire.OpMulti, wire.OpReconfig, wire.OpCloseSession:
+		wire.OpMulti, wire.OpReconfig, wire.OpCloseSession, wire.OpSync:
 		return true
 	}
 	return false
@@ -123,8 +124,6 @@ func (c *conn) readHandler(op wire.OpCode) readFunc {
 		return c.multiRead
 	case wire.OpWhoAmI:
 		return c.whoAmI
-	case wire.OpSync:
-		return c.sync
 	case wire.OpSetWatches, wire.OpSetWatches2:
 		return c.setWatches
 	case wire.OpAddWatch:
@@ -276,13 +275,6 @@ func (c *conn) whoAmI(r *reply, _ wire.Record) []byte {
 		infos = append(infos, wire.ClientInfo{AuthScheme: id.Scheme, User: auth.UserName(id.Scheme, id.ID)})
 	}
 	return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.CodeOK, &wire.WhoAmIResponse{ClientInfo: infos})
-}
-
-// sync replies once every earlier request of the session has completed,
-// which the ordered reply queue already guarantees in standalone mode.
-func (c *conn) sync(r *reply, req wire.Record) []byte {
-	q := req.(*wire.SyncRequest)
-	return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.CodeOK, &wire.SyncResponse{Path: q.Path})
 }
 
 // setWatches re-registers a reconnecting client's watches, first sending

@@ -123,6 +123,16 @@ func (f *FSM) nextZxid(term uint64) int64 {
 // Apply applies one committed entry of the given raft term and returns its
 // effects. Validation happens here, identically on every server.
 func (f *FSM) Apply(term uint64, e *Entry) Output {
+	if e.Op == wire.OpSync {
+		// sync is ordered through the log so that its reply follows every
+		// write proposed before it, from any session; like ZooKeeper's it
+		// changes nothing and takes no zxid.
+		var req wire.SyncRequest
+		if err := wire.Unmarshal(e.Body, &req, f.opts.MaxBuffer); err != nil {
+			return Output{Zxid: f.lastZxid, Err: wire.ErrMarshallingError}
+		}
+		return Output{Zxid: f.lastZxid, Resp: &wire.SyncResponse{Path: req.Path}}
+	}
 	zxid := f.nextZxid(term)
 	out := Output{Zxid: zxid}
 	meta := tree.Meta{Zxid: zxid, Time: e.Time, Session: e.Session}

@@ -219,3 +219,15 @@ func TestMultiWithReadOpsIsMarshallingError(t *testing.T) {
 		t.Fatalf("zxid %#x after %#x: the failed request still consumes one", out.Zxid, before)
 	}
 }
+
+func TestSyncTakesNoZxid(t *testing.T) {
+	f := newWithSession(t, Options{})
+	before := f.LastZxid()
+	out := apply(f, 7, wire.OpSync, &wire.SyncRequest{Path: "/x"})
+	if out.Err != wire.CodeOK || out.Zxid != before || f.LastZxid() != before {
+		t.Fatalf("sync = %+v; zxid moved from %#x to %#x", out, before, f.LastZxid())
+	}
+	if r, ok := out.Resp.(*wire.SyncResponse); !ok || r.Path != "/x" {
+		t.Fatalf("sync response = %#v", out.Resp)
+	}
+}

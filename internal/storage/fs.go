@@ -121,9 +121,9 @@ func preallocate(f File, size int64) error {
 	return f.Truncate(size)
 }
 
-// mkdirAllDurable creates dir and its missing parents and syncs the
-// directory entries it created.
-func mkdirAllDurable(fs FS, dir string) error {
+// MkdirAllDurable creates dir and its missing parents and syncs the
+// directory entries it created, so the directories survive a power cut.
+func MkdirAllDurable(fs FS, dir string) error {
 	dir = filepath.Clean(dir)
 	// Find the nearest existing ancestor: every directory below it is new.
 	var created []string

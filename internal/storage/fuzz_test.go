@@ -62,7 +62,7 @@ func FuzzSnapshotFile(f *testing.F) {
 			binary.LittleEndian.PutUint32(data[len(data)-4:], crc32.Checksum(data[:len(data)-4], castagnoli))
 		}
 		fs := NewMemFS()
-		if err := mkdirAllDurable(fs, snapDir); err != nil {
+		if err := MkdirAllDurable(fs, snapDir); err != nil {
 			t.Fatal(err)
 		}
 		path := snapDir + "/" + snapName(1, 7)

@@ -82,7 +82,7 @@ func parseSnapName(name string) (term, index uint64, ok bool) {
 // An error from write is returned as it is and leaves no file behind. A full
 // disk is an error wrapping ErrDiskFull; a failed fsync wraps ErrSyncFailed.
 func (s *Snapshotter) Save(meta *raftpb.SnapshotMetadata, write func(io.Writer) error) error {
-	if err := mkdirAllDurable(s.fs, s.dir); err != nil {
+	if err := MkdirAllDurable(s.fs, s.dir); err != nil {
 		return err
 	}
 	path := filepath.Join(s.dir, snapName(meta.GetTerm(), meta.GetIndex()))

@@ -161,7 +161,7 @@ func OpenWAL(fs FS, dir string, opts WALOptions) (*WAL, error) {
 	if opts.NoSync {
 		w.log.Warn("wal: fsync is disabled (forceSync=no): a power cut or kernel crash can lose acknowledged writes", "dir", dir)
 	}
-	if err := mkdirAllDurable(fs, dir); err != nil {
+	if err := MkdirAllDurable(fs, dir); err != nil {
 		return nil, err
 	}
 	if err := removeTemps(fs, dir, ".wal.tmp"); err != nil {

@@ -172,7 +172,7 @@ func TestWALTornTail(t *testing.T) {
 		data := append([]byte(nil), orig...)
 		clear(data[last.Offset+int64(cut):])
 		fs := NewMemFS()
-		if err := mkdirAllDurable(fs, testDir); err != nil {
+		if err := MkdirAllDurable(fs, testDir); err != nil {
 			t.Fatal(err)
 		}
 		writeFile(t, fs, path, data)
