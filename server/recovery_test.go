@@ -244,4 +244,3 @@ func TestPowerLossKeepsAcknowledgedWrites(t *testing.T) {
 		})
 	}
 }
-
