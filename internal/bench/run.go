@@ -205,7 +205,7 @@ func (e *env) drive(ctx context.Context, p phase, progress io.Writer) PhaseResul
 				}
 				var t0 time.Time
 				if p.rate > 0 {
-					if !deadline.IsZero() && sched.due(i).After(deadline) {
+					if !deadline.IsZero() && !sched.due(i).Before(deadline) {
 						return
 					}
 					t0 = sched.await(clk, i)
