@@ -87,7 +87,14 @@ func (c *conn) propose(r *reply) bool {
 		c.srv.markClosing(sid)
 	}
 	e := &fsm.Entry{Op: r.op, Session: sid, Xid: r.xid, Auth: r.caller.IDs, Body: r.body}
+	writes := c.srv.sessionWrites(sid)
+	if writes != nil {
+		writes.add()
+	}
 	err := c.srv.propose(e, func(out fsm.Output) {
+		if writes != nil {
+			defer writes.done()
+		}
 		c.stats.lastZxid.Store(out.Zxid)
 		f := replyFrame(r.xid, out.Zxid, out.Err, out.Resp)
 		if r.closeAfter {
@@ -98,6 +105,9 @@ func (c *conn) propose(r *reply) bool {
 		close(r.done)
 	})
 	if err != nil {
+		if writes != nil {
+			writes.done()
+		}
 		c.close("server stopping")
 		return false
 	}

@@ -117,6 +117,48 @@ type liveSession struct {
 	expireAt time.Time
 	conn     *conn
 	closing  bool
+	// writes counts the session's proposed writes not yet applied, from
+	// any of its connections: a re-attach waits for them, so the session's
+	// requests take effect in order across connections, as in ZooKeeper.
+	writes pendingWrites
+}
+
+// pendingWrites counts writes in flight; idle returns a channel closed
+// when there are none. Unlike a WaitGroup it may be incremented while
+// someone waits.
+type pendingWrites struct {
+	mu sync.Mutex
+	n  int
+	// Invariant: zero is nil or closed when n == 0, open when n > 0.
+	zero chan struct{}
+}
+
+func (p *pendingWrites) add() {
+	p.mu.Lock()
+	if p.n == 0 {
+		p.zero = make(chan struct{})
+	}
+	p.n++
+	p.mu.Unlock()
+}
+
+func (p *pendingWrites) done() {
+	p.mu.Lock()
+	if p.n--; p.n == 0 {
+		close(p.zero)
+	}
+	p.mu.Unlock()
+}
+
+func (p *pendingWrites) idle() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return p.zero
 }
 
 // Start validates cfg, listens on its client address and serves until

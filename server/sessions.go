@@ -56,7 +56,30 @@ func (s *Server) reattach(id int64, c *conn, timeout time.Duration) bool {
 	if old != nil && old != c {
 		old.close("client reconnected on another connection")
 	}
-	return true
+	// Writes the client sent on an earlier connection may still be in the
+	// log: let them apply before this connection's requests run, so a
+	// client that lost a reply finds its write when it looks (Curator's
+	// protected creates depend on it).
+	select {
+	case <-ls.writes.idle():
+		return true
+	case <-s.closed:
+		return false
+	case <-time.After(handshakeTimeout):
+		s.log.Warn("earlier writes of a re-attaching session did not apply in time", "session", sessionHex(id))
+		return false
+	}
+}
+
+// sessionWrites returns the in-flight write counter of a live session, or
+// nil.
+func (s *Server) sessionWrites(id int64) *pendingWrites {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	if ls, ok := s.live[id]; ok {
+		return &ls.writes
+	}
+	return nil
 }
 
 // markClosing stops a session from being re-attached: its closeSession
