@@ -3,6 +3,8 @@
 package compat
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -29,6 +31,12 @@ import (
 // and the whole tree it serves (paths, data, ACLs, every stat field) must equal the
 // imported one, node by node.
 //
+// Then the real binary runs `warden import-zk` on the copy, `warden server` starts on
+// the result, and the tree Warden serves must equal ZooKeeper's too (zxids included: the
+// state is imported, not replayed). A client of the session left open re-attaches to
+// both servers with the session id and the password ZooKeeper derived for it
+// (zkimport.Password); a wrong password is refused by both.
+//
 // WARDEN_ZKIMPORT_FIXTURE=dir also saves the copy and ZooKeeper's dump there (the
 // internal/zkimport unit tests run on such a fixture without Java).
 func TestImportZK(t *testing.T) {
@@ -54,6 +62,8 @@ func TestImportZK(t *testing.T) {
 	// restarted ZooKeeper writes a snapshot of its own).
 	zkp = runZooKeeper(t, s, extra)
 	want := dumpZooKeeper(t, s)
+	// ZooKeeper lets the open session re-attach with the password zkimport derives.
+	checkReattach(t, s, session)
 	zkp.stop(t)
 
 	if dir := os.Getenv("WARDEN_ZKIMPORT_FIXTURE"); dir != "" {
@@ -82,6 +92,73 @@ func TestImportZK(t *testing.T) {
 	if to, ok := db.Sessions[session]; !ok || to <= 0 {
 		t.Errorf("open session %#x not imported (sessions %v)", session, db.Sessions)
 	}
+
+	// End to end: the binary imports, Warden serves the result.
+	ws := importAndStartWarden(t, imported, extra)
+	if got := dumpZooKeeper(t, ws); got != want {
+		t.Errorf("the tree Warden serves after import-zk differs from ZooKeeper's:\n%s", unifiedDiff("zookeeper", "warden", want, got))
+	}
+	checkReattach(t, ws, session)
+	// New writes continue after the imported zxids.
+	c := connectGo(t, ws, 30*time.Second)
+	if _, err := c.Create("/after-import", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, st, err := c.Get("/after-import"); err != nil || st.Czxid <= db.LastZxid {
+		t.Errorf("first write after the import: czxid %#x, %v; want above the imported %#x", st.Czxid, err, db.LastZxid)
+	}
+}
+
+// importAndStartWarden runs `warden import-zk zkData <new dataDir>` with the built
+// binary and starts `warden server` on the result (zoo.cfg = base + extra).
+func importAndStartWarden(t *testing.T, zkData string, extra map[string]string) *Server {
+	t.Helper()
+	bin, err := buildWarden()
+	if err != nil {
+		t.Fatalf("warden binary: %v", err)
+	}
+	ws := writeConfig(t, "warden", extra)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "import-zk", zkData, filepath.Join(ws.Dir, "data")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("warden import-zk: %v\n%s", err, out)
+	}
+	t.Logf("warden import-zk: %s", bytes.TrimSpace(out))
+	startProcess(t, ws, bin, "server", ws.ConfigPath)
+	return ws
+}
+
+// checkReattach re-attaches the session id to s with the password ZooKeeper gave it
+// (zkimport.Password), as a client reconnecting after a restart does, and expects the
+// session back; with a wrong password, the server must answer timeout 0 (expired).
+func checkReattach(t *testing.T, s *Server, session int64) {
+	t.Helper()
+	passwd := zkimport.Password(session)
+	c := dialRaw(t, s)
+	c.frame(connectRequest(0, 60000, session, passwd))
+	b, closed := c.readFrame()
+	if closed {
+		t.Fatalf("%s closed the connection on a re-attach of %#x", s.Kind, session)
+	}
+	r := decodeConnectResponse(t, b)
+	if r.session != session || r.timeout <= 0 || !bytes.Equal(r.passwd, passwd) {
+		t.Errorf("%s: re-attach of %#x with its password: %v (password %x, want %x)", s.Kind, session, r, r.passwd, passwd)
+	}
+	c.Close()
+
+	wrong := append([]byte(nil), passwd...)
+	wrong[0] ^= 0xff
+	c = dialRaw(t, s)
+	c.frame(connectRequest(0, 60000, session, wrong))
+	b, closed = c.readFrame()
+	if closed {
+		t.Fatalf("%s closed the connection without answering a re-attach with a wrong password", s.Kind)
+	}
+	if r := decodeConnectResponse(t, b); r.timeout != 0 {
+		t.Errorf("%s: re-attach of %#x with a wrong password was accepted: %v", s.Kind, session, r)
+	}
+	c.Close()
 }
 
 // zkProcess is a ZooKeeper server this test starts and stops itself (the harness only
