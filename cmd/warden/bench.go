@@ -148,6 +148,9 @@ func runBenchReport(args []string) error {
 		ref = *plotDir
 	}
 	md := bench.Report(results, *baseline, ref)
+	if h := bench.Headline(results, *baseline); h != "" {
+		md = "## Headline ratios\n\n" + h + "\n## All results\n\n" + md
+	}
 	if *out == "" {
 		_, err := io.WriteString(os.Stdout, md)
 		return err

@@ -419,3 +419,57 @@ func medianRunCurve(g *group, phase string) []CurvePoint {
 	slices.SortFunc(ps, func(a, b PhaseResult) int { return cmp.Compare(a.Latency.P99, b.Latency.P99) })
 	return ps[len(ps)/2].Curve
 }
+
+// goal is one headline comparison and the target the issue sets for it.
+type goal struct {
+	what, workload, phase, metric string
+	f                             func(PhaseResult) float64
+	target                        string
+}
+
+var goals = []goal{
+	{"write throughput (sweep, 0% reads)", "sweep", "read 0%", "", func(p PhaseResult) float64 { return p.Throughput }, "≥ 2×"},
+	{"read throughput (sweep, 100% reads)", "sweep", "read 100%", "", func(p PhaseResult) float64 { return p.Throughput }, "≥ 1.5×"},
+	{"mixed throughput (sweep, 80% reads)", "sweep", "read 80%", "", func(p PhaseResult) float64 { return p.Throughput }, ""},
+	{"p99 latency (sweep, 80% reads)", "sweep", "read 80%", "", func(p PhaseResult) float64 { return float64(p.Latency.P99) }, "≤ 0.5×"},
+	{"p99 latency (sync create, one client)", "create", "sync create", "", func(p PhaseResult) float64 { return float64(p.Latency.P99) }, "≤ 0.5×"},
+	{"server CPU per write (sweep, 0% reads)", "sweep", "read 0%", "", func(p PhaseResult) float64 { return p.ServerCPUPerOp }, ""},
+	{"multi-heavy mix throughput", "multi", "multi mix", "", func(p PhaseResult) float64 { return p.Throughput }, ""},
+	{"lock hand-offs per second", "lock", "", "hand-offs per second", nil, ""},
+	{"watch fan-out, time to last event (p50)", "fanout", "fanout time to last event", "", func(p PhaseResult) float64 { return float64(p.Latency.P50) }, ""},
+	{"memory per znode at 1M znodes", "scale", "", "bytes per znode at 1000000 znodes", nil, "≤ 0.2×"},
+	{"restart time at 1M znodes", "scale", "", "restart time at 1000000 znodes", nil, "≤ 0.3×"},
+}
+
+// Headline renders the goal table: for each headline measure the median
+// of each of the two servers and their ratio, against the goal.
+func Headline(results []*Result, baseline string) string {
+	ls := labels(results, baseline)
+	if len(ls) != 2 || ls[1] != baseline {
+		return ""
+	}
+	other := ls[0]
+	gs := groupResults(results)
+	var b strings.Builder
+	fmt.Fprintf(&b, "| measure | %s | %s | ratio %s / %s | goal |\n|---|---|---|---|---|\n", other, baseline, other, baseline)
+	for _, g := range goals {
+		vals := map[string][]float64{}
+		for _, l := range ls {
+			grp := gs[[2]string{g.workload, l}]
+			if grp == nil {
+				continue
+			}
+			if g.f != nil {
+				vals[l] = grp.phaseValues(g.phase, g.f)
+			} else {
+				vals[l], _ = grp.metricValues(g.metric)
+			}
+		}
+		a, z := median(vals[other]), median(vals[baseline])
+		if math.IsNaN(a) && math.IsNaN(z) {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", g.what, fmtNum(a), fmtNum(z), fmtRatio(a, z), cmp.Or(g.target, "–"))
+	}
+	return b.String()
+}

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# bench-compare.sh runs `warden bench` against Apache ZooKeeper (the Debian
+# package) and Warden, one after the other on the same port from the same
+# zoo.cfg (standalone, forceSync=yes for both), several repetitions with the
+# servers alternating, and writes docs/performance.md and docs/perf/*.svg.
+#
+# Every (repetition, workload, server) gets a freshly started server with an
+# empty data directory, so peak RSS is per workload. The bench reads the
+# server's CPU time and memory from /proc/<pid>.
+#
+# Environment:
+#   REPS=3        repetitions (medians are quoted)
+#   DURATION=3s   length of each timed phase; WARMUP=1s before each
+#   PORT=21810    client port of both servers
+#   WARDEN=path   a prebuilt warden binary (default: go build ./cmd/warden)
+#   OUT=path      Markdown output (default docs/performance.md)
+#   SCALE_SIZES="100000 1000000"   znode counts for memory and restart time
+# A full run takes about 12 minutes on a 2-core machine.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+REPS=${REPS:-3}
+DURATION=${DURATION:-3s}
+WARMUP=${WARMUP:-1s}
+PORT=${PORT:-21810}
+OUT=${OUT:-$ROOT/docs/performance.md}
+PLOTS=$(dirname "$OUT")/perf
+SCALE_SIZES=${SCALE_SIZES:-100000 1000000}
+WORK=$(mktemp -d /var/tmp/bench-compare.XXXXXX)
+RESULTS=$WORK/results
+mkdir -p "$RESULTS" "$PLOTS"
+
+SERVER_PID=""
+cleanup() {
+	if [ -n "$SERVER_PID" ]; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+	fi
+	rm -rf "$WORK/data"
+}
+trap cleanup EXIT
+
+log() { printf '%s bench-compare: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+sh "$ROOT/scripts/install-test-deps.sh"
+
+if [ -z "${WARDEN:-}" ]; then
+	WARDEN=$WORK/warden
+	(cd "$ROOT" && go build -o "$WARDEN" ./cmd/warden)
+fi
+help=$("$WARDEN" bench -h 2>&1 || true)
+if [[ $help != *"Usage: warden bench"* ]]; then
+	echo "bench-compare: $WARDEN has no 'bench' command (wire runBench into cmd/warden/main.go)" >&2
+	exit 1
+fi
+
+J=/usr/share/java
+CP=$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/netty-handler.jar:$J/netty-codec.jar:$J/netty-buffer.jar
+CP=$CP:$J/netty-common.jar:$J/netty-resolver.jar:$J/netty-transport.jar
+CP=$CP:$J/netty-transport-native-unix-common.jar:$J/netty-transport-native-epoll.jar
+CP=$CP:$J/slf4j-api.jar:$J/slf4j-nop.jar
+# zkServer.sh's default heap (zkEnv.sh: ZK_SERVER_HEAP=1000).
+ZK_HEAP=-Xmx1000m
+
+CFG=$WORK/zoo.cfg
+cat >"$CFG" <<EOF
+tickTime=2000
+dataDir=$WORK/data
+clientPort=$PORT
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+forceSync=yes
+4lw.commands.whitelist=*
+admin.enableServer=false
+EOF
+
+# four_letter WORD prints the server's answer (empty when it is not up).
+four_letter() {
+	local out=""
+	if { exec 3<>"/dev/tcp/127.0.0.1/$PORT"; } 2>/dev/null; then
+		printf '%s' "$1" >&3
+		out=$(timeout 2 cat <&3 || true)
+		exec 3<&- 3>&-
+	fi
+	printf '%s' "$out"
+}
+
+# start_server KIND [keep]: starts KIND (warden or zookeeper) with an empty
+# data directory (or the existing one with "keep"), waits until srvr shows it
+# serving, and sets SERVER_PID and START_SECS (seconds that took).
+start_server() {
+	local kind=$1 keep=${2:-}
+	if [ -z "$keep" ]; then
+		rm -rf "$WORK/data"
+		mkdir -p "$WORK/data"
+	fi
+	local t0
+	t0=$(date +%s.%N)
+	case $kind in
+	zookeeper)
+		java $ZK_HEAP -cp "$CP" org.apache.zookeeper.server.quorum.QuorumPeerMain "$CFG" \
+			>>"$WORK/zookeeper.log" 2>&1 &
+		;;
+	warden)
+		"$WARDEN" server -log-level warn "$CFG" >>"$WORK/warden.log" 2>&1 &
+		;;
+	esac
+	SERVER_PID=$!
+	local i
+	for i in $(seq 1 1200); do
+		if four_letter srvr | grep -q '^Mode:'; then
+			START_SECS=$(echo "$(date +%s.%N) $t0" | awk '{printf "%.3f", $1 - $2}')
+			return 0
+		fi
+		if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+			echo "bench-compare: $kind exited at start; see $WORK/$kind.log" >&2
+			tail -20 "$WORK/$kind.log" >&2
+			exit 1
+		fi
+		sleep 0.05
+	done
+	echo "bench-compare: $kind did not come up in 60s" >&2
+	exit 1
+}
+
+stop_server() {
+	kill "$SERVER_PID"
+	wait "$SERVER_PID" 2>/dev/null || true
+	SERVER_PID=""
+}
+
+# bench KIND NAME ARGS...: one bench run against the running server.
+bench() {
+	local kind=$1 name=$2
+	shift 2
+	"$WARDEN" bench --servers "127.0.0.1:$PORT" --label "$kind" --server-pid "$SERVER_PID" \
+		--json "$RESULTS/$name.json" "$@" >"$RESULTS/$name.txt"
+}
+
+WORKLOADS=(
+	"sweep --clients 8 --inflight 32 --payload 1024 --keys 1000 --duration $DURATION --warmup $WARMUP"
+	"latencies --clients 4 --inflight 32 --payload 100 --znodes 2000"
+	"create --payload 100 --duration $DURATION --warmup $WARMUP"
+	"multi --clients 8 --inflight 32 --payload 1024 --keys 1000 --duration $DURATION --warmup $WARMUP"
+	"lock --clients 8 --duration $DURATION"
+	"fanout --watchers 1000 --rounds 10 --payload 100"
+	"storm --sessions 2000"
+)
+
+started=$(date +%s)
+for rep in $(seq 1 "$REPS"); do
+	# Alternate which server goes first.
+	if [ $((rep % 2)) -eq 1 ]; then order="zookeeper warden"; else order="warden zookeeper"; fi
+	for w in "${WORKLOADS[@]}"; do
+		name=${w%% *}
+		for kind in $order; do
+			log "rep $rep/$REPS: $name on $kind"
+			start_server "$kind"
+			bench "$kind" "$kind-$name-$rep" --workload $w
+			stop_server
+		done
+	done
+done
+
+# Scale: memory at each size (fresh server each), then restart time with the
+# data in place.
+for size in $SCALE_SIZES; do
+	for kind in zookeeper warden; do
+		log "scale $size on $kind"
+		start_server "$kind"
+		bench "$kind" "$kind-scale-$size" --workload scale --scale-sizes "$size" --payload 64 \
+			--clients 8 --inflight 64 --keep
+		stop_server
+		start_server "$kind" keep
+		secs=$START_SECS
+		count=$(four_letter mntr | awk '$1 == "zk_znode_count" {print $2}')
+		stop_server
+		cat >"$RESULTS/$kind-restart-$size.json" <<EOF
+{"workload": "scale", "label": "$kind", "phases": [],
+ "metrics": [{"name": "restart time at $size znodes", "value": $secs, "unit": "s"},
+             {"name": "znodes after restart at $size znodes", "value": ${count:-0}, "unit": "znodes"}]}
+EOF
+	done
+done
+log "runs done in $(($(date +%s) - started))s (raw results in $RESULTS); writing $OUT"
+
+rm -f "$PLOTS"/*.svg
+"$WARDEN" bench report --baseline zookeeper --plot "$PLOTS" --plot-ref perf \
+	--out "$WORK/tables.md" "$RESULTS"/*.json
+
+zk_version=$(dpkg-query -W -f='${Version}' zookeeper)
+{
+	cat <<EOF
+# Performance: Warden vs Apache ZooKeeper
+
+Produced by \`scripts/bench-compare.sh\` in one run ($(date -u +%Y-%m-%d), ${REPS} repetitions,
+servers alternating; **bold** is the median, the raw values of every repetition follow in
+parentheses; ratios are Warden / ZooKeeper medians). Regenerate with
+\`scripts/bench-compare.sh\` (about 12 minutes).
+
+## Machine and settings
+
+- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; RAM $(free -g | awk '/^Mem:/ {print $2}') GiB; $(uname -sr)
+- Disk: $(df -T "$WORK" | awk 'NR==2 {print $2}') on $(df "$WORK" | awk 'NR==2 {print $1}') (data directories under $(dirname "$WORK"))
+- Apache ZooKeeper $zk_version (Debian), $(java -version 2>&1 | head -1), heap $ZK_HEAP (zkServer.sh's default), started with QuorumPeerMain
+- Warden $(cd "$ROOT" && git rev-parse --short HEAD) ($(go version | cut -d' ' -f3))
+- One zoo.cfg for both, standalone: \`$(grep -v '^dataDir' "$CFG" | tr '\n' ' ')\`; each server fresh (empty data directory) for every workload run
+- Load generator: \`warden bench\` on the same machine (it shares the 2 cores with the server; its own CPU use is in the JSON, and a phase where it used ≥ 90% of the cores is flagged)
+- Workloads (\`warden bench --workload ...\`):
+$(for w in "${WORKLOADS[@]}"; do echo "  - \`$w\`"; done)
+  - \`scale --scale-sizes N --payload 64 --clients 8 --inflight 64 --keep\` for N in $SCALE_SIZES, then a restart: seconds from launch until \`srvr\` answers with a Mode line
+- Server CPU per op: utime+stime from /proc/<pid>/stat over the phase, divided by the ops; peak RSS: VmHWM from /proc/<pid>/status
+
+EOF
+	cat "$WORK/tables.md"
+	# Hand-written findings (profiles, what was tried) live next to the plots.
+	if [ -f "$PLOTS/analysis.md" ]; then
+		cat "$PLOTS/analysis.md"
+	fi
+} >"$OUT"
+log "wrote $OUT and $PLOTS"
