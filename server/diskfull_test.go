@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -218,6 +219,9 @@ func TestDiskFull(t *testing.T) {
 				t.Fatalf("waiting write after space returned: %+v %v", r.st, r.err)
 			}
 			acked["/a"] = "during"
+			if !strings.Contains(logs.String(), "writes resumed") {
+				t.Errorf("no log line says that writes resumed; logs:\n%s", logs.String())
+			}
 			// The write whose client gave up was not cancelled: it
 			// completed, before the one queued after it.
 			if _, ok, err := reader.Exists(ctx, "/short"); err != nil || !ok {

@@ -249,13 +249,20 @@ func (n *Node) run() {
 func (n *Node) handleReady() bool {
 	rd := n.rn.Ready()
 	if (rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState)) || len(rd.Entries) > 0 {
+		var pausedAt time.Time // when a full disk paused writes; zero when not
 		for {
 			err := n.cfg.WAL.Save(rd.HardState, rd.Entries)
 			if err == nil {
+				if !pausedAt.IsZero() {
+					n.log.Info("disk space is available again: writes resumed", "paused", time.Since(pausedAt).Round(time.Millisecond))
+				}
 				break
 			}
 			if isDiskFull(err) {
-				n.log.Error("disk full: writes are paused until space is freed; nothing acknowledged is lost", "err", err)
+				if pausedAt.IsZero() {
+					pausedAt = time.Now()
+					n.log.Error("disk full: writes are paused until space is freed; nothing acknowledged is lost", "err", err)
+				}
 				if n.sleepUnlessStopped(diskFullRetry) {
 					continue
 				}
