@@ -48,8 +48,12 @@ type reply struct {
 	exec func() []byte
 	// body is a write's request record; the processor proposes it.
 	body []byte
-	// done is closed once the write is applied and its reply queued.
+	// done is closed once the write is applied and its reply queued, or,
+	// with refused set, once it was refused without being proposed.
 	done chan struct{}
+	// refused is a write's reply frame when it was refused before reaching
+	// the log; the processor sends it in order.
+	refused []byte
 	// closeAfter closes the connection once the reply is written.
 	closeAfter bool
 }
@@ -279,6 +283,10 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 
 	resp := wire.ConnectResponse{HasReadOnly: req.HasReadOnly, TimeOut: timeout}
 	if req.SessionID == 0 {
+		if c.srv.store.node.Paused() {
+			c.log.Warn("disk full: refusing a new session (creating one is a write); the client will try again")
+			return false
+		}
 		id := c.srv.newSessionID()
 		passwd := newPassword()
 		ch := make(chan fsm.Output, 1)
@@ -403,7 +411,7 @@ func (c *conn) processLoop() {
 		case <-headDone:
 			w := inflight[0]
 			inflight = inflight[1:]
-			c.observe(w)
+			c.finishWrite(w)
 			if w.closeAfter {
 				return
 			}
@@ -425,7 +433,7 @@ func (c *conn) processLoop() {
 			case <-c.closed:
 				return
 			}
-			c.observe(w)
+			c.finishWrite(w)
 			if w.closeAfter {
 				return
 			}
@@ -441,6 +449,16 @@ func (c *conn) processLoop() {
 			c.send(frame)
 		}
 	}
+}
+
+// finishWrite completes a write at the head of the in-flight queue: its
+// reply was queued at apply time, unless it was refused, in which case the
+// refusal goes out now, in order.
+func (c *conn) finishWrite(w *reply) {
+	if w.refused != nil {
+		c.send(w.refused)
+	}
+	c.observe(w)
 }
 
 // observe records a completed request in the latency statistics.

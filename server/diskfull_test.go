@@ -17,6 +17,7 @@ import (
 	"github.com/wardenzk/warden/client"
 	"github.com/wardenzk/warden/internal/fakeclock"
 	"github.com/wardenzk/warden/internal/storage"
+	"github.com/wardenzk/warden/wire"
 )
 
 // fullFS is a MemFS whose disk the test fills and empties. While it is
@@ -83,19 +84,26 @@ func (f *fullFile) Truncate(size int64) error {
 }
 
 // logSink collects the server's logs (safe for its goroutines) and closes
-// pausedCh when the node logs that writes are paused for a full disk.
+// pausedCh when the node logs that writes are paused for a full disk,
+// resumedCh when it logs that they resumed.
 type logSink struct {
-	mu       sync.Mutex
-	b        bytes.Buffer
-	once     sync.Once
-	pausedCh chan struct{}
+	mu                      sync.Mutex
+	b                       bytes.Buffer
+	pausedOnce, resumedOnce sync.Once
+	pausedCh                chan struct{}
+	resumedCh               chan struct{}
 }
 
-func newLogSink() *logSink { return &logSink{pausedCh: make(chan struct{})} }
+func newLogSink() *logSink {
+	return &logSink{pausedCh: make(chan struct{}), resumedCh: make(chan struct{})}
+}
 
 func (b *logSink) Write(p []byte) (int, error) {
 	if bytes.Contains(p, []byte("disk full: writes are paused")) {
-		b.once.Do(func() { close(b.pausedCh) })
+		b.pausedOnce.Do(func() { close(b.pausedCh) })
+	}
+	if bytes.Contains(p, []byte("writes resumed")) {
+		b.resumedOnce.Do(func() { close(b.resumedCh) })
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -173,23 +181,25 @@ func TestDiskFull(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("create on a full disk: err %v, want the context's deadline (the write waits)", err)
 			}
-			// A patient write waits for space.
-			type result struct {
-				st  client.Stat
-				err error
-			}
-			pending := make(chan result, 1)
-			go func() {
-				st, err := writer.Set(ctx, "/a", []byte("during"), 0)
-				pending <- result{st, err}
-			}()
-
 			// The server says why writes wait.
 			select {
 			case <-logs.pausedCh:
 			case <-ctx.Done():
 				t.Fatalf("no log line says that writes wait for disk space; logs:\n%s", logs.String())
 			}
+			// While paused, a new write is refused at once with the
+			// retryable THROTTLEDOP rather than queued without bound (new
+			// sessions are refused too: creating one is a write).
+			other := reader
+			if _, err := other.Set(ctx, "/a", []byte("during"), 0); !errors.Is(err, wire.ErrThrottled) {
+				t.Fatalf("write while the disk is full: %v, want THROTTLEDOP", err)
+			}
+			brief, cancelBrief := context.WithTimeout(ctx, 500*time.Millisecond)
+			if c, err := client.Connect(brief, srv.Addr().String()); err == nil {
+				c.Close()
+				t.Fatal("a new session was created while the disk is full")
+			}
+			cancelBrief()
 			// Reads from another session, and 4lw commands, are served.
 			data, st, err := reader.Get(ctx, "/a")
 			if err != nil || string(data) != "before" || st.Version != 0 {
@@ -201,22 +211,26 @@ func TestDiskFull(t *testing.T) {
 			if out := fourLW(t, srv, "ruok"); out != "imok" {
 				t.Fatalf("ruok on a full disk: %q", out)
 			}
-			// The reads did not wait for the disk: the write is still pending.
-			select {
-			case r := <-pending:
-				t.Fatalf("a write was acknowledged while the disk was full: %+v %v", r.st, r.err)
-			default:
-			}
 
 			fs.setFull(false)
-			var r result
-			select {
-			case r = <-pending:
-			case <-ctx.Done():
-				t.Fatal("the waiting write did not complete after space returned")
+			// Once space returns, the retried write goes through.
+			var r struct {
+				st  client.Stat
+				err error
+			}
+			for {
+				r.st, r.err = other.Set(ctx, "/a", []byte("during"), 0)
+				if !errors.Is(r.err, wire.ErrThrottled) {
+					break
+				}
+				select {
+				case <-logs.resumedCh:
+				case <-ctx.Done():
+					t.Fatal("writes were still refused after space returned")
+				}
 			}
 			if r.err != nil || r.st.Version != 1 {
-				t.Fatalf("waiting write after space returned: %+v %v", r.st, r.err)
+				t.Fatalf("write after space returned: %+v %v", r.st, r.err)
 			}
 			acked["/a"] = "during"
 			if !strings.Contains(logs.String(), "writes resumed") {

@@ -269,6 +269,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 		{"commit_count", s.stats.commits.Load()},
 		{"session_expired_count", s.stats.expired.Load()},
 		{"watch_events_sent", s.stats.watchEvents.Load()},
+		{"throttled_ops", s.stats.throttled.Load()},
 		{"last_processed_zxid", s.lastZxid.Load()},
 	}
 	for _, l := range lines {

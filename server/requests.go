@@ -82,6 +82,15 @@ func (c *conn) write(r *reply, body []byte) bool {
 // time, under the state machine's lock, right after the events it caused.
 func (c *conn) propose(r *reply) bool {
 	sid := c.sessionID()
+	if c.srv.store.node.Paused() && r.op != wire.OpCloseSession {
+		// The disk is full: refuse at once (THROTTLEDOP is the retryable
+		// "try later" code clients know) instead of queueing without bound.
+		// The reply still leaves in request order (after earlier writes).
+		c.srv.stats.throttled.Add(1)
+		r.refused = replyFrame(r.xid, c.srv.lastZxid.Load(), wire.ErrThrottled, nil)
+		close(r.done)
+		return true
+	}
 	if r.op == wire.OpCloseSession {
 		// From now on the session cannot be re-attached elsewhere.
 		c.srv.markClosing(sid)

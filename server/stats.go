@@ -46,7 +46,7 @@ func (l *latency) reset() {
 
 // serverStats are the counters behind srvr, stat and mntr.
 type serverStats struct {
-	received, sent, rejected, authFailed, expired, commits, watchEvents atomic.Int64
+	received, sent, rejected, authFailed, expired, commits, watchEvents, throttled atomic.Int64
 	lat                                                                 latency
 }
 

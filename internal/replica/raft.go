@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -89,6 +90,10 @@ type Node struct {
 	stopped bool
 	wake    chan struct{}
 	done    chan struct{}
+
+	// paused is set while the WAL cannot be written because the disk is
+	// full.
+	paused atomic.Bool
 
 	// Owned by the run goroutine.
 	applied      uint64
@@ -194,6 +199,10 @@ func (n *Node) signal() {
 	}
 }
 
+// Paused reports whether writes are paused because the disk is full; the
+// server then refuses new writes instead of queueing them.
+func (n *Node) Paused() bool { return n.paused.Load() }
+
 // Stop stops the loop after the current batch; queued proposals that were
 // not yet handed to raft are dropped (their clients see the connection
 // close). It waits for a snapshot in progress.
@@ -254,6 +263,7 @@ func (n *Node) handleReady() bool {
 			err := n.cfg.WAL.Save(rd.HardState, rd.Entries)
 			if err == nil {
 				if !pausedAt.IsZero() {
+					n.paused.Store(false)
 					n.log.Info("disk space is available again: writes resumed", "paused", time.Since(pausedAt).Round(time.Millisecond))
 				}
 				break
@@ -261,6 +271,7 @@ func (n *Node) handleReady() bool {
 			if isDiskFull(err) {
 				if pausedAt.IsZero() {
 					pausedAt = time.Now()
+					n.paused.Store(true)
 					n.log.Error("disk full: writes are paused until space is freed; nothing acknowledged is lost", "err", err)
 				}
 				if n.sleepUnlessStopped(diskFullRetry) {
@@ -381,4 +392,7 @@ func (n *Node) snapshotSaved(res snapResult) {
 			n.log.Error("release WAL segments", "err", err)
 		}
 	}
+	// Entries applied while this snapshot was written may already make
+	// the next one due.
+	n.maybeSnapshot()
 }
