@@ -137,7 +137,7 @@ func (t *Tree) Delete(path string, version int32, c Caller, m Meta) ([]Change, e
 	if len(n.kids) > 0 {
 		return nil, wire.ErrNotEmpty
 	}
-	return t.deleteNode(path, parentPath, n, parent, m), nil
+	return t.deleteNode(path, parentPath, n, m), nil
 }
 
 // DeleteContainer deletes a node for the container manager (or a client
@@ -160,13 +160,13 @@ func (t *Tree) DeleteContainer(path string, m Meta) ([]Change, error) {
 	if kindOfOwner(n.owner) == ownerNormal {
 		return nil, wire.ErrBadVersion
 	}
-	return t.deleteNode(path, parentPath, n, t.get(parentPath), m), nil
+	return t.deleteNode(path, parentPath, n, m), nil
 }
 
 // deleteNode removes the childless node n at path: the parent's pzxid
 // moves up to the txn zxid; its creation counter is unchanged.
-func (t *Tree) deleteNode(path, parentPath string, n, parent *node, m Meta) []Change {
-	parent = t.modify(parentPath)
+func (t *Tree) deleteNode(path, parentPath string, n *node, m Meta) []Change {
+	parent := t.modify(parentPath)
 	if m.Zxid > parent.pzxid {
 		parent.pzxid = m.Zxid
 	}
@@ -282,7 +282,7 @@ func (t *Tree) CloseSession(session int64, m Meta) []Change {
 	var ch []Change
 	for _, path := range t.Ephemerals(session, "") {
 		parentPath, _ := splitParent(path)
-		ch = append(ch, t.deleteNode(path, parentPath, t.nodes[path], t.get(parentPath), m)...)
+		ch = append(ch, t.deleteNode(path, parentPath, t.nodes[path], m)...)
 	}
 	return ch
 }
