@@ -15,7 +15,7 @@
 #   WARDEN=path   a prebuilt warden binary (default: go build ./cmd/warden)
 #   OUT=path      Markdown output (default docs/performance.md)
 #   SCALE_SIZES="100000 1000000"   znode counts for memory and restart time
-# A full run takes about 12 minutes on a 2-core machine.
+# A full run takes about 8 minutes on a 2-core machine.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -196,7 +196,7 @@ zk_version=$(dpkg-query -W -f='${Version}' zookeeper)
 Produced by \`scripts/bench-compare.sh\` in one run ($(date -u +%Y-%m-%d), ${REPS} repetitions,
 servers alternating; **bold** is the median, the raw values of every repetition follow in
 parentheses; ratios are Warden / ZooKeeper medians). Regenerate with
-\`scripts/bench-compare.sh\` (about 12 minutes).
+\`scripts/bench-compare.sh\` (about 8 minutes).
 
 ## Machine and settings
 
