@@ -3,6 +3,7 @@
 //
 //	warden server [zoo.cfg]   start a server (no argument: embedded standalone default)
 //	warden cli                the interactive shell (zkCli.sh's commands and more)
+//	warden bench              the load generator (docs/performance.md)
 //	warden snapshot|wal       inspect the data and log directories
 //	warden import-zk          migrate an Apache ZooKeeper data directory
 //	warden version            print the version
@@ -19,6 +20,7 @@ Usage:
   warden server [flags] [zoo.cfg]   start a server; with no zoo.cfg, a standalone server
                                     on 127.0.0.1:2181 with its data in ./warden-data
   warden cli [-server h:p,...] [cmd] the shell: zkCli.sh's commands, and more (see docs/cli.md)
+  warden bench [flags]              load-test any ZooKeeper-protocol server (warden bench -h)
   warden snapshot inspect|dump FILE show a snapshot file
   warden wal dump DIR               show a write-ahead log
   warden import-zk ZKDATA WARDENDATA
@@ -39,6 +41,8 @@ func main() {
 		err = runServer(os.Args[2:])
 	case "cli":
 		err = runCLI(os.Args[2:])
+	case "bench":
+		err = runBench(os.Args[2:])
 	case "snapshot":
 		err = runSnapshot(os.Args[2:])
 	case "wal":
