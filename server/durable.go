@@ -160,6 +160,7 @@ func (s *Server) startNode(d *durable, rec *recovered, fatal func(error)) error 
 		WAL:          d.wal,
 		Snapshots:    d.snaps,
 		SnapCount:    uint64(max(s.cfg.SnapCount, 1)),
+		SnapBytes:    uint64(max(s.cfg.SnapSizeLimitInKb, 0)) * 1024,
 		TakeSnapshot: s.takeSnapshot,
 		Apply:        s.apply,
 		Fatal:        fatal,

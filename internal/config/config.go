@@ -170,6 +170,10 @@ type Config struct {
 	// SnapCount is the number of transactions between snapshots
 	// (snapCount; default 100000).
 	SnapCount int
+	// SnapSizeLimitInKb also triggers a snapshot once the transactions
+	// since the last one add up to this many KiB (snapSizeLimitInKb;
+	// default 4194304, i.e. 4 GiB; 0 or less disables the size trigger).
+	SnapSizeLimitInKb int64
 	// AutopurgeSnapRetainCount is how many snapshots autopurge keeps
 	// (autopurge.snapRetainCount; default 3, values below 3 become 3).
 	AutopurgeSnapRetainCount int
@@ -227,6 +231,7 @@ func zkDefaults() Config {
 		GlobalOutstandingLimit:   1000,
 		ForceSync:                true,
 		SnapCount:                100000,
+		SnapSizeLimitInKb:        4194304,
 		AutopurgeSnapRetainCount: 3,
 		AdminEnableServer:        true,
 		AdminServerAddress:       "0.0.0.0",

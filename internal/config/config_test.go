@@ -84,6 +84,7 @@ func TestZooKeeperDefaults(t *testing.T) {
 		{"GlobalOutstandingLimit", c.GlobalOutstandingLimit, 1000},
 		{"ForceSync", c.ForceSync, true},
 		{"SnapCount", c.SnapCount, 100000},
+		{"SnapSizeLimitInKb", c.SnapSizeLimitInKb, int64(4194304)},
 		{"AutopurgeSnapRetainCount", c.AutopurgeSnapRetainCount, 3},
 		{"AutopurgePurgeInterval", c.AutopurgePurgeInterval, 0},
 		{"AdminEnableServer", c.AdminEnableServer, true},

@@ -101,6 +101,7 @@ var keySetters = map[string]setter{
 	"globalOutstandingLimit":    decodeIntKey(func(c *Config) *int { return &c.GlobalOutstandingLimit }),
 	"forceSync":                 notNoKey(func(c *Config) *bool { return &c.ForceSync }),
 	"snapCount":                 decodeIntKey(func(c *Config) *int { return &c.SnapCount }),
+	"snapSizeLimitInKb":         decodeLongKey(func(c *Config) *int64 { return &c.SnapSizeLimitInKb }),
 	"autopurge.snapRetainCount": intKey(func(c *Config) *int { return &c.AutopurgeSnapRetainCount }),
 	"autopurge.purgeInterval":   intKey(func(c *Config) *int { return &c.AutopurgePurgeInterval }),
 
@@ -115,7 +116,7 @@ var keySetters = map[string]setter{
 // Config.Lookup) and produce no warning.
 var acceptedKeys = setOf(
 	// Advanced configuration.
-	"preAllocSize", "commitLogCount", "snapSizeLimitInKb", "txnLogSizeLimitInKb",
+	"preAllocSize", "commitLogCount", "txnLogSizeLimitInKb",
 	"fsync.warningthresholdms", "maxResponseCacheSize", "maxGetChildrenResponseCacheSize",
 	"emulate353TTLNodes", "watchManagerName", "watcherCleanThreadsNum", "watcherCleanThreshold",
 	"watcherCleanIntervalInSeconds", "maxInProcessingDeadWatchers", "bitHashCacheSize",

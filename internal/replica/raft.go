@@ -60,6 +60,10 @@ type Config struct {
 	// SnapCount triggers a snapshot after this many entries are applied
 	// since the last one (ZooKeeper's snapCount). Default 100000.
 	SnapCount uint64
+	// SnapBytes also triggers a snapshot once the data of the entries
+	// applied since the last one adds up to this many bytes (ZooKeeper's
+	// snapSizeLimitInKb); 0 disables the size trigger.
+	SnapBytes uint64
 	// TakeSnapshot captures the state machine for a snapshot.
 	TakeSnapshot SnapshotFunc
 	// Apply receives every committed entry that carries data, in order.
@@ -98,6 +102,7 @@ type Node struct {
 	// Owned by the run goroutine.
 	applied      uint64
 	lastSnap     uint64 // index of the newest snapshot
+	bytesSince   uint64 // data bytes applied since the last snapshot began
 	confState    *raftpb.ConfState
 	snapshotting bool
 	snapDone     chan snapResult
@@ -295,6 +300,7 @@ func (n *Node) handleReady() bool {
 		case raftpb.EntryType_EntryNormal:
 			if len(e.GetData()) > 0 {
 				n.cfg.Apply(e.GetIndex(), e.GetTerm(), e.GetData())
+				n.bytesSince += uint64(len(e.GetData()))
 			}
 		case raftpb.EntryType_EntryConfChange:
 			cc := &raftpb.ConfChange{}
@@ -337,11 +343,17 @@ func (n *Node) sleepUnlessStopped(d time.Duration) bool {
 	}
 }
 
-// maybeSnapshot starts a background snapshot when SnapCount entries were
-// applied since the last one.
+// maybeSnapshot starts a background snapshot when SnapCount entries, or
+// SnapBytes bytes of entry data, were applied since the last one.
 func (n *Node) maybeSnapshot() {
-	if n.cfg.Snapshots == nil || n.cfg.TakeSnapshot == nil || n.snapshotting ||
-		n.applied-n.lastSnap < n.cfg.SnapCount {
+	if n.cfg.Snapshots == nil || n.cfg.TakeSnapshot == nil || n.snapshotting {
+		return
+	}
+	bySize := n.cfg.SnapBytes > 0 && n.bytesSince >= n.cfg.SnapBytes
+	if n.applied-n.lastSnap < n.cfg.SnapCount && !bySize {
+		return
+	}
+	if n.applied == n.lastSnap {
 		return
 	}
 	term, err := n.cfg.Storage.Term(n.applied)
@@ -352,6 +364,7 @@ func (n *Node) maybeSnapshot() {
 	meta := &raftpb.SnapshotMetadata{Index: proto.Uint64(n.applied), Term: proto.Uint64(term), ConfState: n.confState}
 	write := n.cfg.TakeSnapshot()
 	n.snapshotting = true
+	n.bytesSince = 0
 	store := n.cfg.Snapshots
 	log := n.log
 	go func() {

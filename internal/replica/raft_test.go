@@ -257,6 +257,33 @@ func TestNodeAppliesDurableEntriesInOrderAndRecovers(t *testing.T) {
 	}
 }
 
+func TestSnapshotBySize(t *testing.T) {
+	wal := &memWAL{snap: BootstrapSnapshot(1)}
+	ms, applied := wal.recover(t)
+	snaps := &memSnaps{}
+	a := newApplier()
+	n, err := StartNode(Config{
+		ID: 1, Storage: ms, Applied: applied, WAL: wal, Snapshots: snaps,
+		SnapCount: 1 << 30, SnapBytes: 10 << 10, // count never triggers; 10 KiB does
+		TakeSnapshot: func() func(io.Writer) error { return func(io.Writer) error { return nil } },
+		Apply:        a.apply, Tick: time.Millisecond,
+		Fatal: func(err error) { t.Errorf("fatal: %v", err) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	for i := 0; i < 30; i++ { // 30 KiB of data
+		n.Propose(bytes.Repeat([]byte{'x'}, 1024))
+		a.waitFor(t, i+1)
+	}
+	waitUntil(t, func() bool {
+		snaps.mu.Lock()
+		defer snaps.mu.Unlock()
+		return len(snaps.saved) >= 2
+	})
+}
+
 func TestProposeAfterStopFails(t *testing.T) {
 	wal := &memWAL{snap: BootstrapSnapshot(1)}
 	ms, applied := wal.recover(t)
