@@ -48,12 +48,17 @@ type reply struct {
 	exec func() []byte
 	// body is a write's request record; the processor proposes it.
 	body []byte
-	// done is closed once the write is applied and its reply queued, or,
-	// with refused set, once it was refused without being proposed.
+	// done is closed once the write is applied and its reply, and those of
+	// its followers, are queued.
 	done chan struct{}
-	// refused is a write's reply frame when it was refused before reaching
-	// the log; the processor sends it in order.
-	refused []byte
+	// followMu guards applied and followers of a write: the requests that
+	// came after it and complete in its apply, right after its reply.
+	followMu  sync.Mutex
+	applied   bool
+	followers []*reply
+	// underApply is set while exec runs on the apply goroutine, which
+	// already holds the state machine's lock.
+	underApply bool
 	// closeAfter closes the connection once the reply is written.
 	closeAfter bool
 }
@@ -392,9 +397,11 @@ func (c *conn) enqueue(r *reply) bool {
 }
 
 // processLoop handles requests in arrival order. Writes are proposed as
-// they come (pipelined, at most maxOutstanding in flight); a read waits
-// until every earlier write has been applied, so it sees exactly the
-// writes sent before it, and its reply follows theirs.
+// they come (pipelined, at most maxOutstanding in flight). A read that
+// arrives while writes are in flight follows the last of them: it runs on
+// the apply goroutine right after that write is applied and its reply
+// queued, so it sees exactly the writes sent before it, while the
+// processor goes on proposing the writes after it.
 func (c *conn) processLoop() {
 	var inflight []*reply // proposed writes, oldest first
 	for {
@@ -411,7 +418,7 @@ func (c *conn) processLoop() {
 		case <-headDone:
 			w := inflight[0]
 			inflight = inflight[1:]
-			c.finishWrite(w)
+			c.observe(w)
 			if w.closeAfter {
 				return
 			}
@@ -421,10 +428,18 @@ func (c *conn) processLoop() {
 			return
 		}
 		if r.exec == nil {
-			if !c.propose(r) {
-				return
+			if refusal := c.refusal(r); refusal != nil {
+				// Refused before the log: answered like a read, in order.
+				r.exec = func() []byte { return refusal }
+			} else {
+				if !c.propose(r) {
+					return
+				}
+				inflight = append(inflight, r)
+				continue
 			}
-			inflight = append(inflight, r)
+		}
+		if len(inflight) > 0 && !r.closeAfter && inflight[len(inflight)-1].follow(r) {
 			continue
 		}
 		for _, w := range inflight {
@@ -433,7 +448,7 @@ func (c *conn) processLoop() {
 			case <-c.closed:
 				return
 			}
-			c.finishWrite(w)
+			c.observe(w)
 			if w.closeAfter {
 				return
 			}
@@ -451,14 +466,33 @@ func (c *conn) processLoop() {
 	}
 }
 
-// finishWrite completes a write at the head of the in-flight queue: its
-// reply was queued at apply time, unless it was refused, in which case the
-// refusal goes out now, in order.
-func (c *conn) finishWrite(w *reply) {
-	if w.refused != nil {
-		c.send(w.refused)
+// follow makes r complete right after write w is applied. It fails once w
+// has been applied (the caller then runs r itself).
+func (w *reply) follow(r *reply) bool {
+	w.followMu.Lock()
+	defer w.followMu.Unlock()
+	if w.applied {
+		return false
 	}
-	c.observe(w)
+	w.followers = append(w.followers, r)
+	return true
+}
+
+// runFollowers runs on the apply goroutine, holding the state lock, after
+// w's reply is queued: the requests that followed w complete now, in order.
+func (c *conn) runFollowers(w *reply) {
+	w.followMu.Lock()
+	w.applied = true
+	followers := w.followers
+	w.followers = nil
+	w.followMu.Unlock()
+	for _, f := range followers {
+		f.underApply = true
+		if frame := f.exec(); frame != nil {
+			c.send(frame)
+		}
+		c.observe(f)
+	}
 }
 
 // observe records a completed request in the latency statistics.

@@ -142,3 +142,37 @@ func TestExpiryKeepsLatencyStatsSane(t *testing.T) {
 		t.Fatalf("max latency %d ms after an expiry", max)
 	}
 }
+
+// A read between two pipelined writes sees the first and not the second,
+// and the three replies come back in order (the read follows the first
+// write's apply while the second is already proposed).
+func TestReadBetweenPipelinedWrites(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	c := newRawClient(t, srv)
+	c.do(wire.OpCreate, &wire.CreateRequest{Path: "/wrw", ACL: wire.OpenACLUnsafe}, nil)
+	for i := 0; i < 200; i++ {
+		batch := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpSetData}, &wire.SetDataRequest{Path: "/wrw", Version: -1})
+		batch = wire.AppendRecords(batch, &wire.RequestHeader{Xid: 2, Type: wire.OpGetData}, &wire.GetDataRequest{Path: "/wrw"})
+		batch = wire.AppendRecords(batch, &wire.RequestHeader{Xid: 3, Type: wire.OpSetData}, &wire.SetDataRequest{Path: "/wrw", Version: -1})
+		c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.nc.Write(batch); err != nil {
+			t.Fatal(err)
+		}
+		h1, d1 := readReply(t, c)
+		var s1 wire.SetDataResponse
+		s1.Decode(d1)
+		h2, d2 := readReply(t, c)
+		var g wire.GetDataResponse
+		g.Decode(d2)
+		h3, _ := readReply(t, c)
+		if h1.Xid != 1 || h2.Xid != 2 || h3.Xid != 3 {
+			t.Fatalf("round %d: replies out of order: %d %d %d", i, h1.Xid, h2.Xid, h3.Xid)
+		}
+		if g.Stat.Version != s1.Stat.Version {
+			t.Fatalf("round %d: the read saw version %d, the write before it made %d", i, g.Stat.Version, s1.Stat.Version)
+		}
+		if h3.Zxid <= h2.Zxid {
+			t.Fatalf("round %d: second write zxid %#x not after the read's %#x", i, h3.Zxid, h2.Zxid)
+		}
+	}
+}

@@ -78,19 +78,22 @@ func (c *conn) write(r *reply, body []byte) bool {
 	return !r.closeAfter
 }
 
+// refusal returns the reply of a write refused before the log, or nil.
+// While the disk is full, writes get THROTTLEDOP (the retryable "try later"
+// code clients know) instead of queueing without bound.
+func (c *conn) refusal(r *reply) []byte {
+	if !c.srv.store.node.Paused() || r.op == wire.OpCloseSession {
+		return nil
+	}
+	c.srv.stats.throttled.Add(1)
+	return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.ErrThrottled, nil)
+}
+
 // propose sends a queued write to the log. Its reply is queued at apply
-// time, under the state machine's lock, right after the events it caused.
+// time, under the state machine's lock, right after the events it caused,
+// followed by the requests that follow it.
 func (c *conn) propose(r *reply) bool {
 	sid := c.sessionID()
-	if c.srv.store.node.Paused() && r.op != wire.OpCloseSession {
-		// The disk is full: refuse at once (THROTTLEDOP is the retryable
-		// "try later" code clients know) instead of queueing without bound.
-		// The reply still leaves in request order (after earlier writes).
-		c.srv.stats.throttled.Add(1)
-		r.refused = replyFrame(r.xid, c.srv.lastZxid.Load(), wire.ErrThrottled, nil)
-		close(r.done)
-		return true
-	}
 	if r.op == wire.OpCloseSession {
 		// From now on the session cannot be re-attached elsewhere.
 		c.srv.markClosing(sid)
@@ -111,6 +114,7 @@ func (c *conn) propose(r *reply) bool {
 		} else {
 			c.send(f)
 		}
+		c.runFollowers(r)
 		close(r.done)
 	})
 	if err != nil {
@@ -158,8 +162,10 @@ func (c *conn) readHandler(op wire.OpCode) readFunc {
 // f armed can only be queued after it.
 func (c *conn) read(r *reply, f func(t *tree.Tree) (wire.Record, error)) []byte {
 	s := c.srv
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	if !r.underApply { // the apply goroutine already holds s.mu
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+	}
 	resp, err := f(s.fsm.Tree())
 	zxid := s.fsm.LastZxid()
 	c.stats.lastZxid.Store(zxid)
@@ -308,12 +314,14 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 		sw = *q
 	}
 	s := c.srv
-	s.mu.RLock()
+	if !r.underApply { // the apply goroutine already holds s.mu
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+	}
 	t := s.fsm.Tree()
 	s.wmu.Lock()
 	if c.isClosed() {
 		s.wmu.Unlock()
-		s.mu.RUnlock()
 		return nil
 	}
 	// rearm sends the event a path missed (deleted, or changed after the
@@ -349,7 +357,6 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 	}
 	s.wmu.Unlock()
 	c.send(replyFrame(r.xid, s.fsm.LastZxid(), wire.CodeOK, nil))
-	s.mu.RUnlock()
 	return nil
 }
 
