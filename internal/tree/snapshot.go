@@ -95,16 +95,7 @@ func sortedKids(n *node) []string {
 // missing reserved node (/zookeeper, /zookeeper/quota, /zookeeper/config).
 // An error from recs itself is returned as is.
 func FromRecords(opts Options, recs func(yield func(NodeRecord) error) error) (*Tree, error) {
-	t := &Tree{
-		opts:       opts,
-		nodes:      make(map[string]*node),
-		ephemerals: make(map[int64]map[string]struct{}),
-		containers: make(map[string]struct{}),
-		ttls:       make(map[string]struct{}),
-		acls:       make(map[string]aclUse),
-		quotaRoots: make(map[string]struct{}),
-		tok:        new(cowToken),
-	}
+	t := empty(opts)
 	if err := recs(t.load); err != nil {
 		return nil, err
 	}

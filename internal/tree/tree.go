@@ -172,12 +172,10 @@ type Tree struct {
 // every allocation has its own address.
 type cowToken struct{ _ byte }
 
-// New returns a tree holding the nodes of a fresh ZooKeeper server: "/",
-// "/zookeeper" and "/zookeeper/quota" (all-zero stat, empty data,
-// world:anyone ALL) and "/zookeeper/config" (empty data, world:anyone READ,
-// aversion -1).
-func New(opts Options) *Tree {
-	t := &Tree{
+// empty returns a tree with no nodes at all and its indexes ready; New
+// and FromRecords fill it.
+func empty(opts Options) *Tree {
+	return &Tree{
 		opts:       opts,
 		nodes:      make(map[string]*node),
 		ephemerals: make(map[int64]map[string]struct{}),
@@ -187,6 +185,14 @@ func New(opts Options) *Tree {
 		quotaRoots: make(map[string]struct{}),
 		tok:        new(cowToken),
 	}
+}
+
+// New returns a tree holding the nodes of a fresh ZooKeeper server: "/",
+// "/zookeeper" and "/zookeeper/quota" (all-zero stat, empty data,
+// world:anyone ALL) and "/zookeeper/config" (empty data, world:anyone READ,
+// aversion -1).
+func New(opts Options) *Tree {
+	t := empty(opts)
 	root := &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe), tok: t.tok}
 	t.acquire(root.acl)
 	t.nodes["/"] = root
