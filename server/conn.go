@@ -82,7 +82,8 @@ type conn struct {
 
 	authMu sync.Mutex
 	// auth holds the connection's identities, in the order added; it
-	// starts with ip:<remote address>.
+	// starts with ip:<remote address>. Invariant: a slice once stored here
+	// is never modified (addAuth stores a new one), so callers may keep it.
 	auth []wire.ID
 	sasl *auth.DigestMD5Server
 
@@ -120,11 +121,12 @@ func newConn(s *Server, nc net.Conn, id watch.WatcherID, ip string) *conn {
 
 func (c *conn) sessionID() int64 { return c.session.Load() }
 
-// caller returns the connection's identities for ACL checks.
+// caller returns the connection's identities for ACL checks: a snapshot
+// that later addauths do not change (it is never modified).
 func (c *conn) caller() tree.Caller {
 	c.authMu.Lock()
 	defer c.authMu.Unlock()
-	return tree.Caller{IDs: append([]wire.ID(nil), c.auth...)}
+	return tree.Caller{IDs: c.auth}
 }
 
 func (c *conn) addAuth(id wire.ID) {
@@ -135,7 +137,7 @@ func (c *conn) addAuth(id wire.ID) {
 			return
 		}
 	}
-	c.auth = append(c.auth, id)
+	c.auth = append(c.auth[:len(c.auth):len(c.auth)], id) // a new slice: see the invariant
 }
 
 func (c *conn) isClosed() bool {
