@@ -515,22 +515,15 @@ func frameOf(body func(*wire.Encoder)) []byte {
 // replyFrame encodes a reply header and, when err is OK and resp is not
 // nil, the response body.
 func replyFrame(xid int32, zxid int64, err wire.Code, resp wire.Record) []byte {
-	return frameOf(func(e *wire.Encoder) {
-		h := wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: err}
-		h.Encode(e)
-		if err == wire.CodeOK && resp != nil {
-			resp.Encode(e)
-		}
-	})
+	if err != wire.CodeOK {
+		resp = nil
+	}
+	return wire.AppendRecords(nil, &wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: err}, resp)
 }
 
 func eventFrame(t wire.EventType, path string) []byte {
-	return frameOf(func(e *wire.Encoder) {
-		h := wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1}
-		h.Encode(e)
-		ev := wire.WatcherEvent{Type: t, State: wire.StateSyncConnected, Path: path}
-		ev.Encode(e)
-	})
+	return wire.AppendRecords(nil, &wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1},
+		&wire.WatcherEvent{Type: t, State: wire.StateSyncConnected, Path: path})
 }
 
 func zxidHex(z int64) string     { return fmt.Sprintf("0x%x", z) }
