@@ -327,7 +327,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 			c.log.Info("session expired or password wrong; telling the client its session is gone",
 				"session", sessionHex(req.SessionID))
 			resp = wire.ConnectResponse{HasReadOnly: req.HasReadOnly, Passwd: make([]byte, 16)}
-			f := frameOf(func(e *wire.Encoder) { resp.Encode(e) })
+			f := wire.AppendRecords(nil, &resp)
 			c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
 			c.nc.Write(f)
 			return false
@@ -339,7 +339,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	c.readTimeout()
 	c.stats.lastOp.Store(opSESS)
 	c.stats.lastZxid.Store(c.srv.lastZxid.Load())
-	c.send(frameOf(func(e *wire.Encoder) { resp.Encode(e) }))
+	c.send(wire.AppendRecords(nil, &resp))
 	c.log.Debug("session established", "session", sessionHex(resp.SessionID), "timeout_ms", timeout)
 	return true
 }
@@ -505,11 +505,6 @@ func (c *conn) observe(r *reply) {
 	now := c.srv.now()
 	c.stats.observe(r, now)
 	c.srv.stats.observe(now.Sub(r.start))
-}
-
-// frameOf encodes one frame: a length prefix and the body.
-func frameOf(body func(*wire.Encoder)) []byte {
-	return wire.AppendFrame(nil, body)
 }
 
 // replyFrame encodes a reply header and, when err is OK and resp is not

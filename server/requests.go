@@ -446,11 +446,7 @@ func (c *conn) saslPacket(r *reply, body []byte) bool {
 		c.srv.stats.authFailed.Add(1)
 		// ZooKeeper sends a (null-token) SetSASLResponse body with the error.
 		r.exec = func() []byte {
-			return frameOf(func(e *wire.Encoder) {
-				h := wire.ReplyHeader{Xid: r.xid, Err: wire.ErrAuthFailed}
-				h.Encode(e)
-				(&wire.SetSASLResponse{}).Encode(e)
-			})
+			return wire.AppendRecords(nil, &wire.ReplyHeader{Xid: r.xid, Err: wire.ErrAuthFailed}, &wire.SetSASLResponse{})
 		}
 		r.closeAfter = true
 		c.enqueue(r)
