@@ -1,0 +1,60 @@
+package transport
+
+import (
+	"io"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Handler is the local member, as a transport sees it. Its methods are
+// called from the transport's goroutines and must not block for long: a
+// handler queues, it does not process.
+type Handler interface {
+	// Deliver hands over a raft message received from a peer. A MsgSnap is
+	// delivered only after its snapshot body has been stored with
+	// Snapshots.Receive, so raft may install it at once.
+	Deliver(m *raftpb.Message)
+	// Unreachable reports that messages to peer are being dropped (its
+	// queue is full, or it cannot be reached); raft then probes it
+	// instead of streaming entries (raft.RawNode.ReportUnreachable).
+	Unreachable(peer uint64)
+	// SnapshotSent reports the outcome of sending a MsgSnap to peer
+	// (raft.RawNode.ReportSnapshot): ok once the peer has stored it.
+	SnapshotSent(peer uint64, ok bool)
+}
+
+// Snapshots gives a transport the snapshot bodies it streams. The body is
+// the state machine's snapshot stream (fsm's format, with its own
+// checksums), decompressed; a transport moves it in bounded chunks and
+// never holds it whole in memory.
+type Snapshots interface {
+	// Open returns a reader of the body of the snapshot at meta's index
+	// and term, for sending. The caller closes it.
+	Open(meta *raftpb.SnapshotMetadata) (io.ReadCloser, error)
+	// Receive stores the body of a snapshot sent by the leader. It is
+	// durable when Receive returns nil; an error (a short or damaged
+	// body, a full disk) means nothing was stored and the MsgSnap must not
+	// be delivered.
+	Receive(meta *raftpb.SnapshotMetadata, body io.Reader) error
+}
+
+// Transport carries raft messages between the members of one ensemble.
+//
+// Send never blocks the caller (the raft Ready loop): each peer has a
+// bounded queue, and a message that does not fit is dropped and the peer
+// reported Unreachable; raft retransmits what matters. Messages to one
+// peer leave in the order they were sent. A MsgSnap carries only the
+// snapshot's metadata (raftpb.Snapshot.Data is empty): the transport
+// streams the body from Snapshots.Open and reports the outcome with
+// Handler.SnapshotSent.
+type Transport interface {
+	// Start begins delivering received messages to h. It is called once,
+	// before the first Send.
+	Start(h Handler) error
+	// Send queues msgs for their peers (Message.To). Messages to an
+	// unknown peer are dropped. The transport owns msgs after the call.
+	Send(msgs []*raftpb.Message)
+	// Close stops sending and receiving and waits for the transport's
+	// goroutines; Send after Close drops everything.
+	Close() error
+}
