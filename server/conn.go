@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -280,6 +279,10 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	}
 	c.srv.stats.received.Add(1)
 	c.stats.received.Add(1)
+	if r := c.srv.node.Role(); !r.Serving() {
+		c.log.Debug("refusing a session: this member has no leader and does not serve")
+		return false
+	}
 	if last := c.srv.lastZxid.Load(); req.LastZxidSeen > last {
 		c.log.Warn("client has seen a newer zxid than this server; refusing it so it tries another server",
 			"client_zxid", zxidHex(req.LastZxidSeen), "server_zxid", zxidHex(last))
@@ -290,36 +293,45 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 
 	resp := wire.ConnectResponse{HasReadOnly: req.HasReadOnly, TimeOut: timeout}
 	if req.SessionID == 0 {
-		if c.srv.store.node.Paused() {
+		if c.srv.node.Paused() {
 			c.log.Warn("disk full: refusing a new session (creating one is a write); the client will try again")
 			return false
 		}
 		id := c.srv.newSessionID()
 		passwd := newPassword()
-		ch := make(chan fsm.Output, 1)
 		c.srv.sessMu.Lock()
 		c.srv.live[id] = &liveSession{timeout: time.Duration(timeout) * time.Millisecond, conn: c}
 		c.srv.sessMu.Unlock()
 		c.srv.touch(id)
+		type result struct {
+			out fsm.Output
+			err error
+		}
+		ch := make(chan result, 1)
 		err := c.srv.propose(&fsm.Entry{
 			Op: wire.OpCreateSession, Session: id,
 			Body: wire.Marshal(&fsm.SessionRecord{Timeout: timeout, Passwd: passwd}),
-		}, func(out fsm.Output) { ch <- out })
+		}, func(out fsm.Output, err error) { ch <- result{out, err} })
 		if err != nil {
+			c.srv.dropLive(id)
 			return false
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
-		out, err := waitApplied(ctx, ch)
-		cancel()
-		if err != nil || out.Err != wire.CodeOK {
-			c.log.Warn("could not create session", "err", err, "code", out.Err)
+		var res result
+		select {
+		case res = <-ch:
+		case <-c.srv.closed:
+			return false
+		}
+		if res.err != nil || res.out.Err != wire.CodeOK {
+			c.srv.dropLive(id)
+			c.log.Warn("could not create session; the client will retry", "err", res.err, "code", res.out.Err)
 			return false
 		}
 		resp.SessionID, resp.Passwd = id, passwd
 	} else {
-		c.srv.mu.RLock()
-		ok := c.srv.fsm.CheckPassword(req.SessionID, req.Passwd)
-		c.srv.mu.RUnlock()
+		c.srv.node.RLock()
+		ok := c.srv.node.FSM().CheckPassword(req.SessionID, req.Passwd)
+		c.srv.node.RUnlock()
 		if ok {
 			ok = c.srv.reattach(req.SessionID, c, time.Duration(timeout)*time.Millisecond)
 		}

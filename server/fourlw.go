@@ -193,10 +193,10 @@ func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 	fmt.Fprintf(b, "Outstanding: %d\n", s.outstanding())
 	fmt.Fprintf(b, "Zxid: 0x%x\n", s.lastZxid.Load())
 	fmt.Fprintf(b, "Mode: standalone\n")
-	s.mu.RLock()
+	s.node.RLock()
 	// ZooKeeper's node map holds the root twice ("" and "/"): count it so.
-	nodes := s.fsm.Tree().NodeCount() + 1
-	s.mu.RUnlock()
+	nodes := s.node.FSM().Tree().NodeCount() + 1
+	s.node.RUnlock()
 	fmt.Fprintf(b, "Node count: %d\n", nodes)
 }
 
@@ -232,11 +232,11 @@ func (c *conn) consLine(long bool) string {
 
 func (s *Server) writeMntr(b *strings.Builder) {
 	lmin, lavg, lmax := s.stats.lat.get()
-	s.mu.RLock()
-	t := s.fsm.Tree()
+	s.node.RLock()
+	t := s.node.FSM().Tree()
 	nodes, dataSize, ephemerals := t.NodeCount()+1, t.ApproxDataSize(), t.EphemeralCount()
-	sessions := len(s.fsm.SessionIDs())
-	s.mu.RUnlock()
+	sessions := len(s.node.FSM().SessionIDs())
+	s.node.RUnlock()
 	s.wmu.Lock()
 	watchCount := s.watches.Count()
 	s.wmu.Unlock()
@@ -341,9 +341,9 @@ func (s *Server) writeDump(b *strings.Builder) {
 			fmt.Fprintf(b, "\t%s\n", sessionHex(id))
 		}
 	}
-	s.mu.RLock()
-	bySession := s.fsm.Tree().EphemeralsBySession()
-	s.mu.RUnlock()
+	s.node.RLock()
+	bySession := s.node.FSM().Tree().EphemeralsBySession()
+	s.node.RUnlock()
 	ids := make([]int64, 0, len(bySession))
 	for id := range bySession {
 		ids = append(ids, id)

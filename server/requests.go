@@ -82,7 +82,7 @@ func (c *conn) write(r *reply, body []byte) bool {
 // While the disk is full, writes get THROTTLEDOP (the retryable "try later"
 // code clients know) instead of queueing without bound.
 func (c *conn) refusal(r *reply) []byte {
-	if !c.srv.store.node.Paused() || r.op == wire.OpCloseSession {
+	if !c.srv.node.Paused() || r.op == wire.OpCloseSession {
 		return nil
 	}
 	c.srv.stats.throttled.Add(1)
@@ -103,9 +103,16 @@ func (c *conn) propose(r *reply) bool {
 	if writes != nil {
 		writes.add()
 	}
-	err := c.srv.propose(e, func(out fsm.Output) {
+	err := c.srv.propose(e, func(out fsm.Output, err error) {
 		if writes != nil {
 			defer writes.done()
+		}
+		if err != nil {
+			// The outcome is unknown (the leader changed, ...): the client
+			// sees ConnectionLoss, as with ZooKeeper, and retries.
+			c.log.Info("write outcome unknown; closing the connection", "err", err)
+			c.close("write lost: " + err.Error())
+			return
 		}
 		c.stats.lastZxid.Store(out.Zxid)
 		f := replyFrame(r.xid, out.Zxid, out.Err, out.Resp)
@@ -121,7 +128,7 @@ func (c *conn) propose(r *reply) bool {
 		if writes != nil {
 			writes.done()
 		}
-		c.close("server stopping")
+		c.close("write refused: " + err.Error())
 		return false
 	}
 	return true
@@ -163,11 +170,11 @@ func (c *conn) readHandler(op wire.OpCode) readFunc {
 func (c *conn) read(r *reply, f func(t *tree.Tree) (wire.Record, error)) []byte {
 	s := c.srv
 	if !r.underApply { // the apply goroutine already holds s.mu
-		s.mu.RLock()
-		defer s.mu.RUnlock()
+		s.node.RLock()
+		defer s.node.RUnlock()
 	}
-	resp, err := f(s.fsm.Tree())
-	zxid := s.fsm.LastZxid()
+	resp, err := f(s.node.FSM().Tree())
+	zxid := s.node.FSM().LastZxid()
 	c.stats.lastZxid.Store(zxid)
 	c.send(replyFrame(r.xid, zxid, wire.CodeOf(err), resp))
 	return nil
@@ -315,10 +322,10 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 	}
 	s := c.srv
 	if !r.underApply { // the apply goroutine already holds s.mu
-		s.mu.RLock()
-		defer s.mu.RUnlock()
+		s.node.RLock()
+		defer s.node.RUnlock()
 	}
-	t := s.fsm.Tree()
+	t := s.node.FSM().Tree()
 	s.wmu.Lock()
 	if c.isClosed() {
 		s.wmu.Unlock()
@@ -356,7 +363,7 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 		s.watches.AddPersistent(p, c.id, true)
 	}
 	s.wmu.Unlock()
-	c.send(replyFrame(r.xid, s.fsm.LastZxid(), wire.CodeOK, nil))
+	c.send(replyFrame(r.xid, s.node.FSM().LastZxid(), wire.CodeOK, nil))
 	return nil
 }
 

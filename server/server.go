@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -16,7 +15,9 @@ import (
 	"github.com/wardenzk/warden/internal/auth"
 	"github.com/wardenzk/warden/internal/config"
 	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/node"
 	"github.com/wardenzk/warden/internal/storage"
+	"github.com/wardenzk/warden/internal/transport"
 	"github.com/wardenzk/warden/internal/watch"
 	"github.com/wardenzk/warden/wire"
 )
@@ -55,9 +56,16 @@ type Options struct {
 	// DisableTimers turns off the session-expiry and container tickers, so
 	// tests drive them with ExpireSessions and ExpireContainers.
 	DisableTimers bool
+	// Transport, when set, replaces the TCP peer transport of an ensemble
+	// member (tests pass an in-memory network's endpoint).
+	Transport func(transport.Snapshots) (transport.Transport, error)
+	// RaftTick, when set, replaces the raft tick derived from tickTime
+	// (RaftTiming), so in-process ensembles elect in milliseconds.
+	RaftTick time.Duration
 }
 
-// Server is a running standalone Warden server.
+// Server is a running Warden server: standalone, or one member of an
+// ensemble.
 type Server struct {
 	cfg       Config
 	log       *slog.Logger
@@ -69,26 +77,21 @@ type Server struct {
 	maxQueued int
 	saslUsers map[string]string
 
-	store *durable
-	// applied is the index of the last log entry applied; appliedCh is
-	// signalled after each apply (start-up waits on it for the replay).
-	applied   atomic.Uint64
-	appliedCh chan struct{}
-
-	// mu guards the state machine: Apply holds it exclusively, reads share
-	// it. Lock order: mu, then wmu, then a conn's outMu.
-	mu  sync.RWMutex
-	fsm *fsm.FSM
-	// wmu guards watches; readers register watches under mu.RLock + wmu.
+	// node hosts the state machine; its state lock orders reads against
+	// applies. Lock order: the state lock, then wmu, then a conn's outMu.
+	node *node.Node
+	// wmu guards watches; readers register watches under the state lock
+	// (shared) + wmu.
 	wmu     sync.Mutex
 	watches *watch.Registry
 
 	lastZxid atomic.Int64 // mirrors fsm.LastZxid for lock-free pings
-	reqID    atomic.Int64
 
-	waitMu sync.Mutex
-	// waiters maps a ReqID proposed by this server to its completion.
-	waiters map[int64]func(fsm.Output)
+	touchMu sync.Mutex
+	// touched holds the sessions whose clients this member heard from
+	// since its last touch entry; a member that is not the leader forwards
+	// them through the log every tick.
+	touched map[int64]struct{}
 
 	connMu sync.Mutex
 	// conns holds every open client connection; perIP counts them by
@@ -175,12 +178,11 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		maxBuffer: cfg.JuteMaxBuffer,
 		maxQueued: opts.MaxQueuedBytes,
 		watches:   watch.NewRegistry(),
-		waiters:   make(map[int64]func(fsm.Output)),
 		conns:     make(map[watch.WatcherID]*conn),
 		perIP:     make(map[string]int),
 		live:      make(map[int64]*liveSession),
+		touched:   make(map[int64]struct{}),
 		closed:    make(chan struct{}),
-		appliedCh: make(chan struct{}, 1),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -195,9 +197,6 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.maxBuffer = wire.DefaultMaxBuffer
 	}
 	s.started = s.now()
-	// Request ids never repeat across restarts: a replayed entry of an
-	// earlier run must not match a waiter of this one.
-	s.reqID.Store(time.Now().UnixNano())
 	fsmOpts := fsm.Options{
 		ExtendedTypes:   cfg.ExtendedTypesEnabled,
 		SkipACL:         cfg.SkipACL,
@@ -216,21 +215,17 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.saslUsers = users
 	}
 
-	fs := opts.FS
-	if fs == nil {
-		fs = storage.OSFS
-	}
-	d, rec, err := s.openDurable(fs, fsmOpts)
+	nd, err := node.Open(s.nodeConfig(fsmOpts, opts))
 	if err != nil {
 		return nil, err
 	}
-	s.store = d
-	s.fsm = rec.fsm
-	s.lastZxid.Store(s.fsm.LastZxid())
-	if err := s.startNode(d, rec, opts.Fatal); err != nil {
-		d.close()
+	s.node = nd
+	if err := nd.Run(); err != nil {
 		return nil, err
 	}
+	s.node.RLock()
+	s.lastZxid.Store(s.node.FSM().LastZxid())
+	s.node.RUnlock()
 	s.reviveSessions()
 
 	ln := opts.Listener
@@ -239,7 +234,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		var err error
 		ln, err = net.Listen("tcp", addr)
 		if err != nil {
-			d.close()
+			nd.Stop()
 			return nil, fmt.Errorf("server: listen on %s: %w (is another server using the port? set clientPort in zoo.cfg)", addr, err)
 		}
 	}
@@ -251,7 +246,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.wg.Add(1)
 		go s.timerLoop()
 	}
-	s.log.Info("serving", "addr", ln.Addr().String(), "mode", "standalone", "tickTime", cfg.TickTime)
+	s.log.Info("serving", "addr", ln.Addr().String(), "myid", s.id, "mode", s.node.Role().Mode(), "tickTime", cfg.TickTime)
 	return s, nil
 }
 
@@ -273,7 +268,7 @@ func (s *Server) Close() error {
 		for _, c := range conns {
 			c.close("server shutting down")
 		}
-		s.store.close()
+		s.node.Stop()
 	})
 	s.wg.Wait()
 	return nil
@@ -351,11 +346,11 @@ func (s *Server) forget(c *conn) {
 		}
 	}
 	s.connMu.Unlock()
-	s.mu.RLock()
+	s.node.RLock()
 	s.wmu.Lock()
 	s.watches.RemoveWatcher(c.id)
 	s.wmu.Unlock()
-	s.mu.RUnlock()
+	s.node.RUnlock()
 	if sid := c.sessionID(); sid != 0 {
 		s.sessMu.Lock()
 		if ls, ok := s.live[sid]; ok && ls.conn == c {
@@ -369,68 +364,33 @@ func (s *Server) forget(c *conn) {
 // holds connMu.
 func (s *Server) connByID(id watch.WatcherID) *conn { return s.conns[id] }
 
-// propose sends an entry to the log and calls done with its output once it
-// is applied. done runs on the apply goroutine while it holds s.mu, so it
-// must be quick and must not block or take s.mu.
-func (s *Server) propose(e *fsm.Entry, done func(fsm.Output)) error {
-	e.Origin = s.id
-	e.ReqID = s.reqID.Add(1)
-	if e.Time == 0 {
-		e.Time = s.now().UnixMilli()
-	}
-	if done != nil {
-		s.waitMu.Lock()
-		s.waiters[e.ReqID] = done
-		s.waitMu.Unlock()
-	}
-	if err := s.store.node.Propose(wire.Marshal(e)); err != nil {
-		if done != nil {
-			s.waitMu.Lock()
-			delete(s.waiters, e.ReqID)
-			s.waitMu.Unlock()
-		}
-		return err
-	}
-	return nil
+// propose sends an entry to the log. done, when not nil, is called exactly
+// once: with the entry's output on the apply goroutine while it holds the
+// state lock (so it must be quick and must not block or take that lock),
+// or with an error wrapping node.ErrProposalLost from any goroutine when
+// the outcome is unknown. An error from propose itself means the entry
+// was not queued and done will not be called.
+func (s *Server) propose(e *fsm.Entry, done node.Done) error {
+	return s.node.Propose(e, s.now(), done)
 }
 
-// apply is the replica's ApplyFunc: it applies a committed entry, fires
-// watches on local connections and completes the local waiter.
-func (s *Server) apply(index, term uint64, data []byte) {
-	var e fsm.Entry
-	if err := wire.Unmarshal(data, &e, 0); err != nil {
-		// Entries are written by servers, never by clients: a bad one means
-		// the log is corrupt, and going on would diverge from the ensemble.
-		s.log.Error("undecodable log entry; stopping", "index", index, "err", err)
-		os.Exit(2)
-	}
-	s.mu.Lock()
-	out := s.fsm.Apply(term, &e)
+// applied is the node's Applied hook: it runs on the apply goroutine
+// holding the state lock exclusively, right after e was applied and
+// before its proposer's reply is queued: watches fire on local
+// connections, sessions are tracked.
+func (s *Server) applied(e *fsm.Entry, out fsm.Output) {
 	s.lastZxid.Store(out.Zxid)
 	if len(out.Changes) > 0 {
 		s.fireWatches(out.Changes)
 	}
-	// The proposer's waiter runs under the lock too: a write's reply is
-	// queued after its own events and before any later read can run.
-	if e.Origin == s.id {
-		s.waitMu.Lock()
-		done := s.waiters[e.ReqID]
-		delete(s.waiters, e.ReqID)
-		s.waitMu.Unlock()
-		if done != nil {
-			done(out)
-		}
-	}
-	s.mu.Unlock()
-	s.applied.Store(index)
-	select {
-	case s.appliedCh <- struct{}{}:
-	default:
-	}
 	s.stats.commits.Add(1)
-
-	if out.ClosedSession != 0 {
+	switch {
+	case out.ClosedSession != 0:
 		s.sessionClosed(out.ClosedSession)
+	case e.Op == wire.OpCreateSession && out.Err == wire.CodeOK:
+		s.sessionCreated(e)
+	case len(out.Touched) > 0:
+		s.touchedElsewhere(out.Touched)
 	}
 }
 
@@ -456,16 +416,6 @@ func (s *Server) newSessionID() int64 {
 		if _, taken := s.live[id]; !taken {
 			return id
 		}
-	}
-}
-
-// waitApplied blocks until done is called or ctx ends.
-func waitApplied(ctx context.Context, ch <-chan fsm.Output) (fsm.Output, error) {
-	select {
-	case out := <-ch:
-		return out, nil
-	case <-ctx.Done():
-		return fsm.Output{}, ctx.Err()
 	}
 }
 

@@ -329,10 +329,10 @@ func TestSessionExpiryDeletesEphemeralsAndFiresWatches(t *testing.T) {
 	if ok, _, _ := observer.Exists("/lease"); ok {
 		t.Fatal("ephemeral survived its session")
 	}
-	srv.mu.RLock()
-	_, alive := srv.fsm.Session(doomed.SessionID())
-	_, observerAlive := srv.fsm.Session(observer.SessionID())
-	srv.mu.RUnlock()
+	srv.node.RLock()
+	_, alive := srv.node.FSM().Session(doomed.SessionID())
+	_, observerAlive := srv.node.FSM().Session(observer.SessionID())
+	srv.node.RUnlock()
 	if alive || !observerAlive {
 		t.Fatalf("sessions after expiry: doomed alive=%v, observer alive=%v", alive, observerAlive)
 	}
@@ -496,9 +496,9 @@ func TestEphemeralsList(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv.mu.RLock()
-	got := srv.fsm.Tree().Ephemerals(c.SessionID(), "/")
-	srv.mu.RUnlock()
+	srv.node.RLock()
+	got := srv.node.FSM().Tree().Ephemerals(c.SessionID(), "/")
+	srv.node.RUnlock()
 	sort.Strings(got)
 	if len(got) != 2 || got[0] != "/e1" || got[1] != "/e2" {
 		t.Fatalf("ephemerals = %v", got)
@@ -575,9 +575,9 @@ func TestManyIdleConnectionsDoNotDisturbOthers(t *testing.T) {
 	if _, err := c.Create("/busy", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("client among idle connections: %v", err)
 	}
-	srv.mu.RLock()
-	sessions := len(srv.fsm.SessionIDs())
-	srv.mu.RUnlock()
+	srv.node.RLock()
+	sessions := len(srv.node.FSM().SessionIDs())
+	srv.node.RUnlock()
 	if sessions != idle/2+1 {
 		t.Fatalf("sessions = %d, want %d", sessions, idle/2+1)
 	}

@@ -12,15 +12,62 @@ import (
 // touch records that the session's client is alive: its deadline moves to
 // now + timeout, rounded up to the next tick as ZooKeeper's expiry buckets
 // do.
+// A member that is not the leader also forwards the touch to the leader
+// with its next touch entry.
 func (s *Server) touch(id int64) {
 	if id == 0 {
 		return
 	}
+	s.extend(id)
+	if !s.node.Standalone() {
+		s.touchMu.Lock()
+		s.touched[id] = struct{}{}
+		s.touchMu.Unlock()
+	}
+}
+
+// extend moves a session's deadline to now + timeout.
+func (s *Server) extend(id int64) {
 	s.sessMu.Lock()
 	if ls, ok := s.live[id]; ok && !ls.closing {
 		ls.expireAt = s.roundToTick(s.now().Add(ls.timeout))
 	}
 	s.sessMu.Unlock()
+}
+
+// dropLive forgets a session whose creation failed.
+func (s *Server) dropLive(id int64) {
+	s.sessMu.Lock()
+	delete(s.live, id)
+	s.sessMu.Unlock()
+}
+
+// reviveSessions gives every session of the state machine a fresh full
+// timeout, as a new ZooKeeper leader does: clients have that long to be
+// heard from. It runs at start-up and when this member becomes leader.
+func (s *Server) reviveSessions() {
+	now := s.now()
+	s.node.RLock()
+	f := s.node.FSM()
+	ids := f.SessionIDs()
+	timeouts := make([]int32, len(ids))
+	for i, id := range ids {
+		sess, _ := f.Session(id)
+		timeouts[i] = sess.Timeout
+	}
+	s.node.RUnlock()
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	for i, id := range ids {
+		t := time.Duration(timeouts[i]) * time.Millisecond
+		ls, ok := s.live[id]
+		if !ok {
+			ls = &liveSession{}
+			s.live[id] = ls
+		}
+		ls.timeout = t
+		ls.expireAt = s.roundToTick(now.Add(t))
+	}
 }
 
 func (s *Server) roundToTick(t time.Time) time.Time {
@@ -95,7 +142,12 @@ func (s *Server) markClosing(id int64) {
 // ExpireSessions proposes closeSession for every session whose deadline
 // is not after now. The timer loop calls it every tick; tests call it with
 // a fake clock.
+//
+// Only the leader expires sessions; elsewhere it does nothing.
 func (s *Server) ExpireSessions(now time.Time) {
+	if !s.leads() {
+		return
+	}
 	var expired []int64
 	s.sessMu.Lock()
 	for id, ls := range s.live {
@@ -143,10 +195,15 @@ func (c *conn) closeAfterPending() {
 // ExpireContainers proposes deleteContainer for empty containers and
 // expired TTL nodes (ZooKeeper's ContainerManager), at most
 // znode.container.maxPerMinute per run.
+//
+// Only the leader reaps; elsewhere it does nothing.
 func (s *Server) ExpireContainers(now time.Time) {
-	s.mu.RLock()
-	paths := s.fsm.Tree().ExpiryCandidates(now.UnixMilli(), int64(s.cfg.ContainerMaxNeverUsedIntervalMs))
-	s.mu.RUnlock()
+	if !s.leads() {
+		return
+	}
+	s.node.RLock()
+	paths := s.node.FSM().Tree().ExpiryCandidates(now.UnixMilli(), int64(s.cfg.ContainerMaxNeverUsedIntervalMs))
+	s.node.RUnlock()
 	if max := s.cfg.ContainerMaxPerMinute; max > 0 && len(paths) > max {
 		paths = paths[:max]
 	}
@@ -178,6 +235,7 @@ func (s *Server) timerLoop() {
 		select {
 		case <-sessions.C:
 			s.ExpireSessions(s.now())
+			s.forwardTouches()
 		case <-containers.C:
 			s.ExpireContainers(s.now())
 		case <-s.closed:
@@ -192,7 +250,7 @@ func (s *Server) timerLoop() {
 func (s *Server) fireWatches(changes []tree.Change) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	t := s.fsm.Tree()
+	t := s.node.FSM().Tree()
 	for _, ch := range changes {
 		deliveries := s.watches.Trigger(ch.Type, ch.Path)
 		if len(deliveries) == 0 {

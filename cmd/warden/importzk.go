@@ -8,20 +8,23 @@ import (
 	"path/filepath"
 
 	"github.com/wardenzk/warden/internal/fsm"
-	"github.com/wardenzk/warden/internal/replica"
+	"github.com/wardenzk/warden/internal/node"
 	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/internal/tree"
 	"github.com/wardenzk/warden/internal/zkimport"
+	"github.com/wardenzk/warden/server"
 )
 
-// runImportZK is `warden import-zk [-zk-datalogdir dir] <zookeeper dataDir> <warden dataDir>`:
+// runImportZK is `warden import-zk [-zk-datalogdir dir] [-config zoo.cfg] <zookeeper dataDir> <warden dataDir>`:
 // it loads a ZooKeeper data dir as ZooKeeper's start-up would and writes its state as the
-// first snapshot of a new Warden data dir.
+// first snapshot of a new Warden data dir, for the membership zoo.cfg gives (standalone
+// without it).
 func runImportZK(args []string) error {
 	fs := flag.NewFlagSet("import-zk", flag.ContinueOnError)
 	logDir := fs.String("zk-datalogdir", "", "ZooKeeper's dataLogDir, when it was set apart from dataDir")
+	cfgPath := fs.String("config", "", "the zoo.cfg the Warden server will run with (its server.N lines and myid decide the membership the data is written for; standalone without it)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: warden import-zk [-zk-datalogdir dir] <zookeeper dataDir> <warden dataDir>")
+		fmt.Fprintln(fs.Output(), "usage: warden import-zk [-zk-datalogdir dir] [-config zoo.cfg] <zookeeper dataDir> <warden dataDir>")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -33,6 +36,17 @@ func runImportZK(args []string) error {
 	}
 	src, dst := fs.Arg(0), fs.Arg(1)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	self, members := node.MemberID(0), []node.Member(nil)
+	if *cfgPath != "" {
+		cfg, err := server.LoadConfig(*cfgPath)
+		if err != nil {
+			return err
+		}
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		self, members = server.Membership(cfg)
+	}
 
 	snapDir := filepath.Join(dst, "version-2")
 	if ents, err := os.ReadDir(snapDir); err == nil && len(ents) > 0 {
@@ -51,9 +65,9 @@ func runImportZK(args []string) error {
 	}
 	epoch, counter := db.ZxidState()
 	f := fsm.NewFromState(fsm.Options{}, t, db.FSMSessions(), epoch, counter, 1)
-	// The state a fresh standalone server (raft id 1) starts from: index 1,
+	// The state a fresh member of that membership starts from: index 1,
 	// term 1, with the imported state in place of an empty tree.
-	meta := replica.BootstrapSnapshot(1)
+	meta := node.Bootstrap(self, members)
 	if err := storage.NewSnapshotter(storage.OSFS, snapDir, storage.MinSnapRetain, log).Save(meta, f.WriteSnapshot); err != nil {
 		return fmt.Errorf("import-zk: writing the snapshot: %w", err)
 	}

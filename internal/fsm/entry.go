@@ -95,3 +95,92 @@ func (s *SessionRecord) Encode(e *wire.Encoder) { e.Int32(s.Timeout); e.Buffer(s
 
 // Decode implements wire.Record.
 func (s *SessionRecord) Decode(d *wire.Decoder) { s.Timeout = d.Int32(); s.Passwd = d.Buffer() }
+
+// batchVersion marks a raft entry that carries several Entries (proposal
+// batching: many client writes per raft entry).
+//
+//	+---------+----------------+-----------------------------+
+//	| 2 byte  | count int32    | count × (length int32, Entry) |
+//	+---------+----------------+-----------------------------+
+//
+// A raft entry that starts with entryVersion holds exactly one Entry (the
+// format before batching, still read).
+const batchVersion = 2
+
+// maxBatchEntries bounds the Entries of one batch when decoding.
+const maxBatchEntries = 1 << 20
+
+// EncodeBatch joins encoded Entries (each from wire.Marshal) into the data
+// of one raft entry. A single entry is returned as it is.
+func EncodeBatch(entries [][]byte) []byte {
+	if len(entries) == 1 {
+		return entries[0]
+	}
+	size := 5
+	for _, e := range entries {
+		size += 4 + len(e)
+	}
+	enc := wire.NewEncoder(make([]byte, 0, size))
+	enc.Byte(batchVersion)
+	enc.Int32(int32(len(entries)))
+	for _, e := range entries {
+		enc.Buffer(e)
+	}
+	return enc.Bytes()
+}
+
+// DecodeEntries returns the Entries held in the data of one raft entry,
+// batched or not. maxBuffer bounds each field as in wire.Unmarshal.
+func DecodeEntries(data []byte, maxBuffer int) ([]Entry, error) {
+	if len(data) > 0 && data[0] == batchVersion {
+		d := wire.NewDecoder(data[1:], len(data))
+		n := int(d.Int32())
+		if d.Err() != nil || n < 0 || n > maxBatchEntries {
+			return nil, fmt.Errorf("fsm: bad batch header (count %d): %w", n, d.Err())
+		}
+		out := make([]Entry, n)
+		for i := range out {
+			b := d.Buffer()
+			if d.Err() != nil {
+				return nil, fmt.Errorf("fsm: batch entry %d of %d: %w", i, n, d.Err())
+			}
+			if err := wire.Unmarshal(b, &out[i], maxBuffer); err != nil {
+				return nil, fmt.Errorf("fsm: batch entry %d of %d: %w", i, n, err)
+			}
+		}
+		if d.Offset() != len(data)-1 {
+			return nil, fmt.Errorf("fsm: %d bytes after the last entry of a batch", len(data)-1-d.Offset())
+		}
+		return out, nil
+	}
+	var e Entry
+	if err := wire.Unmarshal(data, &e, maxBuffer); err != nil {
+		return nil, err
+	}
+	return []Entry{e}, nil
+}
+
+// TouchRecord is the body of a touch entry (Op wire.OpPing): the sessions
+// whose clients a member heard from since its last touch. Only the leader
+// acts on it (session liveness); it changes no replicated state and takes
+// no zxid.
+type TouchRecord struct {
+	Sessions []int64
+}
+
+// Encode implements wire.Record.
+func (t *TouchRecord) Encode(e *wire.Encoder) {
+	e.Int32(int32(len(t.Sessions)))
+	for _, id := range t.Sessions {
+		e.Int64(id)
+	}
+}
+
+// Decode implements wire.Record.
+func (t *TouchRecord) Decode(d *wire.Decoder) {
+	n := d.VectorLen(8)
+	t.Sessions = make([]int64, 0, n)
+	for i := 0; i < n; i++ {
+		t.Sessions = append(t.Sessions, d.Int64())
+	}
+}

@@ -49,6 +49,9 @@ type Output struct {
 	// ClosedSession is the id of a session the entry closed, or 0; the
 	// server closes connections still bound to it.
 	ClosedSession int64
+	// Touched lists the live sessions of a touch entry, whose clients a
+	// member heard from; the leader extends their deadlines.
+	Touched []int64
 }
 
 // FSM is the replicated state machine: the tree, the session table and the
@@ -132,6 +135,20 @@ func (f *FSM) Apply(term uint64, e *Entry) Output {
 			return Output{Zxid: f.lastZxid, Err: wire.ErrMarshallingError}
 		}
 		return Output{Zxid: f.lastZxid, Resp: &wire.SyncResponse{Path: req.Path}}
+	}
+	if e.Op == wire.OpPing {
+		// A touch: liveness news for the leader, no state change, no zxid.
+		var rec TouchRecord
+		if err := wire.Unmarshal(e.Body, &rec, f.opts.MaxBuffer); err != nil {
+			return Output{Zxid: f.lastZxid, Err: wire.ErrMarshallingError}
+		}
+		out := Output{Zxid: f.lastZxid}
+		for _, id := range rec.Sessions {
+			if _, ok := f.sessions[id]; ok {
+				out.Touched = append(out.Touched, id)
+			}
+		}
+		return out
 	}
 	zxid := f.nextZxid(term)
 	out := Output{Zxid: zxid}

@@ -1,20 +1,21 @@
-// Package replica orders write proposals into a replicated log and hands
-// committed entries, in log order, to the state machine of every server.
+// Package replica drives one go.etcd.io/raft/v3 member: the Ready loop and
+// nothing else. Each Ready it persists (the hard state and new entries go to
+// the WAL in one write, fsynced when raft says it must be: group commit),
+// sends (through the peer transport; a leader sends before its own write,
+// as the raft thesis allows, a follower after), steps received messages,
+// and hands what became committed to the state machine's host through a
+// bounded queue of Updates, in log order. It never applies anything itself.
 //
-// A Node is one go.etcd.io/raft/v3 member driven by a Ready loop: each
-// Ready's hard state and entries are written to the WAL with one fsync
-// (group commit) before anything in it is applied or acknowledged; then
-// committed entries go to Config.Apply, in index order, from the loop's
-// goroutine. A standalone server is a group of one, so an ensemble adds
-// members rather than a second storage path.
+// A snapshot received from the leader has been stored by the transport
+// before raft sees it; the loop marks it in the WAL, installs it in raft's
+// storage and hands it over in an Update ahead of the entries after it.
+// Local snapshots are taken by the host, which reports each durable one
+// with SnapshotSaved; the loop then marks it in the WAL and compacts the
+// log behind the previous snapshot, so recovery can fall back one snapshot
+// and slow followers can still catch up from the log.
 //
-// Every SnapCount applied entries the node asks the state machine for a
-// capture (a brief lock and a copy-on-write clone), writes it to a snapshot
-// file in the background, marks it in the WAL and compacts the log behind
-// the previous snapshot, so recovery can fall back one snapshot if the
-// newest file is damaged.
-//
-// Failure rules: a full disk pauses writes (retried every second, nothing
-// acknowledged is lost, reads go on); a failed fsync or any other WAL error
-// means the durable state is unknown, and Config.Fatal stops the process.
+// Failure rules: a full disk pauses the loop (retried every second;
+// nothing acknowledged is lost; a leader stops heartbeating, so the
+// ensemble elects another); a failed fsync or any other WAL error means the
+// durable state is unknown, and Config.Fatal stops the process.
 package replica

@@ -3,7 +3,6 @@ package replica
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -11,130 +10,167 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 )
 
-// ErrStopped is returned by Propose after Stop.
+// ErrStopped is what proposals meet after Stop.
 var ErrStopped = errors.New("replica: stopped")
 
-// ApplyFunc receives committed entries: index grows with every call, term
-// is the raft term the entry was proposed in. It is called from a single
-// goroutine and must not retain data after it returns.
-type ApplyFunc func(index, term uint64, data []byte)
-
-// WAL is the durable log the node writes before anything is applied or
-// acknowledged. Save must be durable when it returns (one fsync per call:
-// group commit).
+// WAL is the durable log the loop writes before anything is sent as
+// acknowledged or handed over as committed.
 type WAL interface {
-	Save(hs *raftpb.HardState, ents []*raftpb.Entry) error
+	// Save appends ents and then hs (when not empty). With mustSync they
+	// are durable when Save returns (one sync per call: group commit);
+	// without it only the commit index moved, which raft can relearn.
+	Save(hs *raftpb.HardState, ents []*raftpb.Entry, mustSync bool) error
+	// SaveSnapshot marks a durable snapshot at meta; durable on return.
 	SaveSnapshot(meta *raftpb.SnapshotMetadata) error
+	// ReleaseTo lets the WAL drop segments holding only entries below
+	// index.
 	ReleaseTo(index uint64) error
 }
 
-// SnapshotStore keeps snapshot files. Save streams one through write and
-// is durable when it returns.
-type SnapshotStore interface {
-	Save(meta *raftpb.SnapshotMetadata, write func(io.Writer) error) error
+// Sender sends raft messages to peers without blocking
+// (transport.Transport.Send).
+type Sender interface {
+	Send(msgs []*raftpb.Message)
 }
 
-// SnapshotFunc is called on the apply goroutine, between two applies,
-// when a snapshot is due. It must capture the state as of the last applied
-// entry, quickly (a brief lock and a clone), and return a function that
-// serialises that capture later on another goroutine.
-type SnapshotFunc func() (write func(io.Writer) error)
+// Proposal is one raft entry's worth of data offered to the log. Dropped
+// is called (from the loop's goroutine) when raft refuses it — there is no
+// leader, or leadership is moving — so its waiters can be answered.
+type Proposal struct {
+	Data    []byte
+	Dropped func(err error)
+}
 
-// Config configures a raft node of one member (the standalone server).
+// Status is the member's role as raft sees it.
+type Status struct {
+	// Lead is the raft id of the leader this member follows (itself when
+	// leading), 0 when it knows none.
+	Lead uint64
+	// State is follower, candidate, pre-candidate or leader.
+	State raft.StateType
+	// Term is the current raft term.
+	Term uint64
+}
+
+// Update is one Ready's worth of work for the state machine, handed over
+// in log order through Config.Updates.
+type Update struct {
+	// Snapshot, when not nil, is a snapshot received from the leader and
+	// now durable; the state machine must be replaced by it before any of
+	// Entries is applied.
+	Snapshot *raftpb.SnapshotMetadata
+	// Entries are newly committed entries of every type, in index order.
+	// Conf changes are already applied to raft.
+	Entries []*raftpb.Entry
+	// Status is set when the leader or this member's role changed.
+	Status *Status
+}
+
+// Config configures the loop of one member.
 type Config struct {
-	// ID is the raft id of this member (never 0; the server uses myid+1).
+	// ID is this member's raft id (never 0).
 	ID uint64
-	// Storage holds the recovered log: its snapshot, hard state and
-	// entries. The node appends to it.
+	// Storage holds the recovered log: snapshot, hard state and entries.
+	// The loop appends to it; others may read it (it is locked).
 	Storage *raft.MemoryStorage
-	// Applied is the index of the last entry already in the state
-	// machine (the recovered snapshot's index).
+	// Applied is the index of the last entry already in the state machine.
 	Applied uint64
-	// WAL persists hard state and entries.
+	// WAL persists hard state, entries and snapshot markers.
 	WAL WAL
-	// Snapshots receives snapshots; nil disables them.
-	Snapshots SnapshotStore
-	// SnapCount triggers a snapshot after this many entries are applied
-	// since the last one (ZooKeeper's snapCount). Default 100000.
-	SnapCount uint64
-	// SnapBytes also triggers a snapshot once the data of the entries
-	// applied since the last one adds up to this many bytes (ZooKeeper's
-	// snapSizeLimitInKb); 0 disables the size trigger.
-	SnapBytes uint64
-	// TakeSnapshot captures the state machine for a snapshot.
-	TakeSnapshot SnapshotFunc
-	// Apply receives every committed entry that carries data, in order.
-	Apply ApplyFunc
-	// Tick is raft's logical clock period. Default 100ms.
+	// Transport sends messages to peers; nil for a member alone.
+	Transport Sender
+	// Updates receives committed work in order. It is bounded: when the
+	// state machine falls behind, the loop waits (backpressure).
+	Updates chan<- Update
+	// Proposals returns what the host has queued for the log since the
+	// last call, already batched (many client writes per entry). It is
+	// called on the loop's goroutine after Wake.
+	Proposals func() []Proposal
+	// Tick is the period of raft's logical clock. Default 100ms.
 	Tick time.Duration
+	// ElectionTicks is raft's election timeout in ticks (randomised to
+	// [n, 2n) by raft). Default 10.
+	ElectionTicks int
+	// HeartbeatTicks is how often a leader heartbeats, in ticks. Default 1.
+	HeartbeatTicks int
+	// Campaign makes the member campaign at once: a member alone is
+	// leader after one round.
+	Campaign bool
 	// Fatal is called when the log can no longer be trusted (a failed
 	// fsync); it must not return. Default: log and exit(2).
 	Fatal func(error)
-	// Logger receives the node's logs.
+	// Logger receives the loop's logs.
 	Logger *slog.Logger
 }
 
-// diskFullRetry is how long the node waits before retrying a write that
+// diskFullRetry is how long the loop waits before retrying a write that
 // failed because the disk is full.
 const diskFullRetry = time.Second
 
-// Node is a running raft member: proposals go in, committed entries come
-// out to Apply in log order, after they are durable in the WAL.
+// recvQueue bounds the messages received from peers and not yet stepped;
+// more are dropped (raft retransmits).
+const recvQueue = 4096
+
+// Node is a running raft member's loop.
 type Node struct {
 	cfg Config
 	rn  *raft.RawNode
 	log *slog.Logger
 
-	mu sync.Mutex
-	// Invariant: pending holds proposals not yet handed to raft, in order.
-	pending [][]byte
-	stopped bool
+	recvc   chan *raftpb.Message
+	reportc chan func(rn *raft.RawNode)
+	savedc  chan *raftpb.SnapshotMetadata
 	wake    chan struct{}
+	stopc   chan struct{}
 	done    chan struct{}
+	stop    sync.Once
 
 	// paused is set while the WAL cannot be written because the disk is
 	// full.
 	paused atomic.Bool
+	// status mirrors the last Status handed over.
+	status atomic.Pointer[Status]
+	// progress mirrors the leader's view of its followers (nil elsewhere),
+	// refreshed every tick.
+	progress atomic.Pointer[[]PeerProgress]
 
-	// Owned by the run goroutine.
-	applied      uint64
-	lastSnap     uint64 // index of the newest snapshot
-	bytesSince   uint64 // data bytes applied since the last snapshot began
-	confState    *raftpb.ConfState
-	snapshotting bool
-	snapDone     chan snapResult
+	mu sync.Mutex
+	// confState is the membership as of the last applied conf change (or
+	// the recovered snapshot).
+	confState *raftpb.ConfState
+
+	// Owned by the loop goroutine.
+	lastSnap uint64 // index of the newest durable snapshot marked in the WAL
 }
 
-type snapResult struct {
-	meta *raftpb.SnapshotMetadata
-	err  error
-}
-
-// BootstrapSnapshot is the initial state of a fresh single-member log: an
-// empty state machine at index 1, term 1, with this member as the only
-// voter. It is written to the WAL as the first snapshot marker.
-func BootstrapSnapshot(id uint64) *raftpb.SnapshotMetadata {
+// BootstrapSnapshot is the initial state of a fresh log: an empty state
+// machine at index 1, term 1, with the given voters and learners. Every
+// member of a new ensemble starts from the same one.
+func BootstrapSnapshot(voters, learners []uint64) *raftpb.SnapshotMetadata {
 	return &raftpb.SnapshotMetadata{
 		Index:     proto.Uint64(1),
 		Term:      proto.Uint64(1),
-		ConfState: &raftpb.ConfState{Voters: []uint64{id}},
+		ConfState: &raftpb.ConfState{Voters: voters, Learners: learners},
 	}
 }
 
-// StartNode starts the node's loop. The member campaigns at once: alone,
-// it is leader after one round, and proposals made before then wait.
+// StartNode starts the loop.
 func StartNode(cfg Config) (*Node, error) {
-	if cfg.ID == 0 || cfg.Storage == nil || cfg.WAL == nil || cfg.Apply == nil {
-		return nil, errors.New("replica: Config needs ID, Storage, WAL and Apply")
-	}
-	if cfg.SnapCount == 0 {
-		cfg.SnapCount = 100000
+	if cfg.ID == 0 || cfg.Storage == nil || cfg.WAL == nil || cfg.Updates == nil || cfg.Proposals == nil {
+		return nil, errors.New("replica: Config needs ID, Storage, WAL, Updates and Proposals")
 	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = 100 * time.Millisecond
+	}
+	if cfg.ElectionTicks <= 0 {
+		cfg.ElectionTicks = 10
+	}
+	if cfg.HeartbeatTicks <= 0 {
+		cfg.HeartbeatTicks = 1
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -148,8 +184,8 @@ func StartNode(cfg Config) (*Node, error) {
 	}
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:              cfg.ID,
-		ElectionTick:    10,
-		HeartbeatTick:   1,
+		ElectionTick:    cfg.ElectionTicks,
+		HeartbeatTick:   cfg.HeartbeatTicks,
 		Storage:         cfg.Storage,
 		Applied:         cfg.Applied,
 		MaxSizePerMsg:   1 << 20,
@@ -169,55 +205,97 @@ func StartNode(cfg Config) (*Node, error) {
 		cfg:       cfg,
 		rn:        rn,
 		log:       cfg.Logger,
+		recvc:     make(chan *raftpb.Message, recvQueue),
+		reportc:   make(chan func(*raft.RawNode), 256),
+		savedc:    make(chan *raftpb.SnapshotMetadata, 4),
 		wake:      make(chan struct{}, 1),
+		stopc:     make(chan struct{}),
 		done:      make(chan struct{}),
-		applied:   cfg.Applied,
-		lastSnap:  snap.GetMetadata().GetIndex(),
 		confState: snap.GetMetadata().GetConfState(),
-		snapDone:  make(chan snapResult, 1),
+		lastSnap:  snap.GetMetadata().GetIndex(),
 	}
-	if err := rn.Campaign(); err != nil {
-		return nil, fmt.Errorf("replica: campaign: %w", err)
+	n.status.Store(&Status{})
+	if cfg.Campaign {
+		if err := rn.Campaign(); err != nil {
+			return nil, fmt.Errorf("replica: campaign: %w", err)
+		}
 	}
 	go n.run()
 	return n, nil
 }
 
-// Propose queues data for the log; it is applied later, after every entry
-// proposed before it, once durable. It never blocks on the log.
-func (n *Node) Propose(data []byte) error {
-	n.mu.Lock()
-	if n.stopped {
-		n.mu.Unlock()
-		return ErrStopped
-	}
-	n.pending = append(n.pending, data)
-	n.mu.Unlock()
-	n.signal()
-	return nil
-}
-
-func (n *Node) signal() {
+// Wake tells the loop that Proposals has something. It never blocks.
+func (n *Node) Wake() {
 	select {
 	case n.wake <- struct{}{}:
 	default:
 	}
 }
 
-// Paused reports whether writes are paused because the disk is full; the
-// server then refuses new writes instead of queueing them.
+// Deliver queues a message received from a peer (transport.Handler). A
+// full queue drops it; raft retransmits.
+func (n *Node) Deliver(m *raftpb.Message) {
+	select {
+	case n.recvc <- m:
+	default:
+	}
+}
+
+// Unreachable reports that messages to peer are being dropped
+// (transport.Handler).
+func (n *Node) Unreachable(peer uint64) {
+	n.report(func(rn *raft.RawNode) { rn.ReportUnreachable(peer) })
+}
+
+// SnapshotSent reports how sending a snapshot to peer ended
+// (transport.Handler).
+func (n *Node) SnapshotSent(peer uint64, ok bool) {
+	st := raft.SnapshotFinish
+	if !ok {
+		st = raft.SnapshotFailure
+	}
+	n.report(func(rn *raft.RawNode) { rn.ReportSnapshot(peer, st) })
+}
+
+func (n *Node) report(f func(*raft.RawNode)) {
+	select {
+	case n.reportc <- f:
+	default: // raft recovers from a lost report by probing
+	}
+}
+
+// SnapshotSaved tells the loop that a local snapshot at meta is durable:
+// it is marked in the WAL, and the log is compacted behind the previous
+// one. It may block briefly while the loop is busy.
+func (n *Node) SnapshotSaved(meta *raftpb.SnapshotMetadata) {
+	select {
+	case n.savedc <- meta:
+	case <-n.done:
+	}
+}
+
+// ConfState returns the current membership.
+func (n *Node) ConfState() *raftpb.ConfState {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.confState
+}
+
+// Status returns the member's role as of the last Ready.
+func (n *Node) Status() Status { return *n.status.Load() }
+
+// Paused reports whether writes are paused because the disk is full.
 func (n *Node) Paused() bool { return n.paused.Load() }
 
-// Stop stops the loop after the current batch; queued proposals that were
-// not yet handed to raft are dropped (their clients see the connection
-// close). It waits for a snapshot in progress.
+// Stop stops the loop after the current Ready and waits for it. The
+// Updates channel is not closed.
 func (n *Node) Stop() {
-	n.mu.Lock()
-	n.stopped = true
-	n.mu.Unlock()
-	n.signal()
+	n.stop.Do(func() { close(n.stopc) })
 	<-n.done
 }
+
+// Done is closed when the loop has stopped.
+func (n *Node) Done() <-chan struct{} { return n.done }
 
 func (n *Node) run() {
 	defer close(n.done)
@@ -227,28 +305,19 @@ func (n *Node) run() {
 		select {
 		case <-ticker.C:
 			n.rn.Tick()
+			n.publishProgress()
 		case <-n.wake:
-		case res := <-n.snapDone:
-			n.snapshotSaved(res)
-		}
-		n.mu.Lock()
-		stopped := n.stopped
-		var props [][]byte
-		if n.rn.BasicStatus().RaftState == raft.StateLeader {
-			props, n.pending = n.pending, nil
-		}
-		n.mu.Unlock()
-		if stopped {
-			if n.snapshotting {
-				n.snapshotSaved(<-n.snapDone)
+			n.propose()
+		case m := <-n.recvc:
+			n.step(m)
+		case f := <-n.reportc:
+			f(n.rn)
+		case meta := <-n.savedc:
+			if !n.snapshotSaved(meta) {
+				return
 			}
+		case <-n.stopc:
 			return
-		}
-		for _, p := range props {
-			if err := n.rn.Propose(p); err != nil {
-				// Only a lost leadership drops proposals; alone, we never lose it.
-				n.log.Error("proposal dropped", "err", err)
-			}
 		}
 		for n.rn.HasReady() {
 			if !n.handleReady() {
@@ -258,142 +327,172 @@ func (n *Node) run() {
 	}
 }
 
-// handleReady persists, applies and advances one Ready. It reports false
-// when the node must stop.
+// publishProgress refreshes what Progress returns.
+func (n *Node) publishProgress() {
+	if n.rn.BasicStatus().RaftState != raft.StateLeader {
+		if n.progress.Load() != nil {
+			n.progress.Store(nil)
+		}
+		return
+	}
+	var ps []PeerProgress
+	n.rn.WithProgress(func(id uint64, typ raft.ProgressType, pr tracker.Progress) {
+		ps = append(ps, PeerProgress{ID: id, Match: pr.Match, Learner: pr.IsLearner, Active: pr.RecentActive})
+	})
+	n.progress.Store(&ps)
+}
+
+func (n *Node) propose() {
+	for _, p := range n.cfg.Proposals() {
+		if err := n.rn.Propose(p.Data); err != nil && p.Dropped != nil {
+			p.Dropped(err)
+		}
+	}
+}
+
+func (n *Node) step(m *raftpb.Message) {
+	if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+		n.log.Debug("raft message not stepped", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
+	}
+}
+
+// handleReady persists, sends and hands over one Ready. It reports false
+// when the loop must stop.
 func (n *Node) handleReady() bool {
 	rd := n.rn.Ready()
+	leader := n.rn.BasicStatus().RaftState == raft.StateLeader
+	if leader && n.cfg.Transport != nil {
+		// A leader's appends go to followers while it writes its own copy.
+		n.cfg.Transport.Send(rd.Messages)
+	}
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		// Received from the leader; its body is already durable.
+		if err := n.cfg.WAL.SaveSnapshot(rd.Snapshot.GetMetadata()); err != nil {
+			n.cfg.Fatal(fmt.Errorf("replica: snapshot marker: %w", err))
+			return false
+		}
+	}
 	if (rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState)) || len(rd.Entries) > 0 {
-		var pausedAt time.Time // when a full disk paused writes; zero when not
-		for {
-			err := n.cfg.WAL.Save(rd.HardState, rd.Entries)
-			if err == nil {
-				if !pausedAt.IsZero() {
-					n.paused.Store(false)
-					n.log.Info("disk space is available again: writes resumed", "paused", time.Since(pausedAt).Round(time.Millisecond))
-				}
-				break
-			}
-			if isDiskFull(err) {
-				if pausedAt.IsZero() {
-					pausedAt = time.Now()
-					n.paused.Store(true)
-					n.log.Error("disk full: writes are paused until space is freed; nothing acknowledged is lost", "err", err)
-				}
-				if n.sleepUnlessStopped(diskFullRetry) {
-					continue
-				}
-				return false
-			}
-			n.cfg.Fatal(fmt.Errorf("replica: write-ahead log: %w", err))
+		if !n.save(rd) {
 			return false
 		}
-		if err := n.cfg.Storage.Append(rd.Entries); err != nil {
-			n.cfg.Fatal(fmt.Errorf("replica: in-memory log: %w", err))
+	}
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := n.cfg.Storage.ApplySnapshot(rd.Snapshot); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+			n.cfg.Fatal(fmt.Errorf("replica: install snapshot: %w", err))
 			return false
 		}
-		if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
-			n.cfg.Storage.SetHardState(rd.HardState)
-		}
+		n.lastSnap = rd.Snapshot.GetMetadata().GetIndex()
+		n.mu.Lock()
+		n.confState = rd.Snapshot.GetMetadata().GetConfState()
+		n.mu.Unlock()
+	}
+	if err := n.cfg.Storage.Append(rd.Entries); err != nil {
+		n.cfg.Fatal(fmt.Errorf("replica: in-memory log: %w", err))
+		return false
+	}
+	if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
+		n.cfg.Storage.SetHardState(rd.HardState)
+	}
+	if !leader && n.cfg.Transport != nil {
+		// A follower's acknowledgements go out only once its write is durable.
+		n.cfg.Transport.Send(rd.Messages)
+	}
+	u := Update{Entries: rd.CommittedEntries}
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		u.Snapshot = rd.Snapshot.GetMetadata()
 	}
 	for _, e := range rd.CommittedEntries {
-		switch e.GetType() {
-		case raftpb.EntryType_EntryNormal:
-			if len(e.GetData()) > 0 {
-				n.cfg.Apply(e.GetIndex(), e.GetTerm(), e.GetData())
-				n.bytesSince += uint64(len(e.GetData()))
-			}
-		case raftpb.EntryType_EntryConfChange:
-			cc := &raftpb.ConfChange{}
-			if err := proto.Unmarshal(e.GetData(), cc); err != nil {
-				n.cfg.Fatal(fmt.Errorf("replica: conf change at %d: %w", e.GetIndex(), err))
-				return false
-			}
-			n.confState = n.rn.ApplyConfChange(cc)
-		case raftpb.EntryType_EntryConfChangeV2:
-			cc := &raftpb.ConfChangeV2{}
-			if err := proto.Unmarshal(e.GetData(), cc); err != nil {
-				n.cfg.Fatal(fmt.Errorf("replica: conf change at %d: %w", e.GetIndex(), err))
-				return false
-			}
-			n.confState = n.rn.ApplyConfChange(cc)
+		if !n.applyConfChange(e) {
+			return false
 		}
-		n.applied = e.GetIndex()
+	}
+	if rd.SoftState != nil {
+		old := n.status.Load()
+		st := &Status{Lead: rd.SoftState.Lead, State: rd.SoftState.RaftState, Term: n.rn.BasicStatus().GetTerm()}
+		n.status.Store(st)
+		if old.Lead != st.Lead || old.State != st.State {
+			u.Status = st
+		}
+	}
+	if u.Snapshot != nil || len(u.Entries) > 0 || u.Status != nil {
+		select {
+		case n.cfg.Updates <- u:
+		case <-n.stopc:
+			return false
+		}
 	}
 	n.rn.Advance(rd)
-	n.maybeSnapshot()
 	return true
 }
 
-// sleepUnlessStopped waits d; it reports false if the node was stopped.
-func (n *Node) sleepUnlessStopped(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+// save writes a Ready's hard state and entries to the WAL, waiting out a
+// full disk. It reports false when the loop must stop.
+func (n *Node) save(rd raft.Ready) bool {
+	var pausedAt time.Time // when a full disk paused writes; zero when not
 	for {
+		err := n.cfg.WAL.Save(rd.HardState, rd.Entries, rd.MustSync)
+		if err == nil {
+			if !pausedAt.IsZero() {
+				n.paused.Store(false)
+				n.log.Info("disk space is available again: writes resumed", "paused", time.Since(pausedAt).Round(time.Millisecond))
+			}
+			return true
+		}
+		if !isDiskFull(err) {
+			n.cfg.Fatal(fmt.Errorf("replica: write-ahead log: %w", err))
+			return false
+		}
+		if pausedAt.IsZero() {
+			pausedAt = time.Now()
+			n.paused.Store(true)
+			n.log.Error("disk full: writes are paused until space is freed; nothing acknowledged is lost", "err", err)
+		}
+		t := time.NewTimer(diskFullRetry)
 		select {
 		case <-t.C:
-			return true
-		case <-n.wake:
-			n.mu.Lock()
-			stopped := n.stopped
-			n.mu.Unlock()
-			if stopped {
-				return false
-			}
+		case <-n.stopc:
+			t.Stop()
+			return false
 		}
 	}
 }
 
-// maybeSnapshot starts a background snapshot when SnapCount entries, or
-// SnapBytes bytes of entry data, were applied since the last one.
-func (n *Node) maybeSnapshot() {
-	if n.cfg.Snapshots == nil || n.cfg.TakeSnapshot == nil || n.snapshotting {
-		return
+// applyConfChange applies a committed membership change to raft.
+func (n *Node) applyConfChange(e *raftpb.Entry) bool {
+	var cc raftpb.ConfChangeI
+	switch e.GetType() {
+	case raftpb.EntryType_EntryConfChange:
+		cc = &raftpb.ConfChange{}
+	case raftpb.EntryType_EntryConfChangeV2:
+		cc = &raftpb.ConfChangeV2{}
+	default:
+		return true
 	}
-	bySize := n.cfg.SnapBytes > 0 && n.bytesSince >= n.cfg.SnapBytes
-	if n.applied-n.lastSnap < n.cfg.SnapCount && !bySize {
-		return
+	if err := proto.Unmarshal(e.GetData(), cc.(proto.Message)); err != nil {
+		n.cfg.Fatal(fmt.Errorf("replica: conf change at %d: %w", e.GetIndex(), err))
+		return false
 	}
-	if n.applied == n.lastSnap {
-		return
-	}
-	term, err := n.cfg.Storage.Term(n.applied)
-	if err != nil {
-		n.log.Error("snapshot skipped: no term for the applied index", "index", n.applied, "err", err)
-		return
-	}
-	meta := &raftpb.SnapshotMetadata{Index: proto.Uint64(n.applied), Term: proto.Uint64(term), ConfState: n.confState}
-	write := n.cfg.TakeSnapshot()
-	n.snapshotting = true
-	n.bytesSince = 0
-	store := n.cfg.Snapshots
-	log := n.log
-	go func() {
-		start := time.Now()
-		err := store.Save(meta, write)
-		if err == nil {
-			log.Info("snapshot saved", "index", meta.GetIndex(), "took", time.Since(start).Round(time.Millisecond))
-		}
-		n.snapDone <- snapResult{meta: meta, err: err}
-		n.signal()
-	}()
+	cs := n.rn.ApplyConfChange(cc)
+	n.mu.Lock()
+	n.confState = cs
+	n.mu.Unlock()
+	return true
 }
 
-// snapshotSaved marks the snapshot in the WAL and compacts the log. The
-// WAL keeps everything after the previous snapshot, so recovery can fall
-// back to it if the newest snapshot file is damaged.
-func (n *Node) snapshotSaved(res snapResult) {
-	n.snapshotting = false
-	if res.err != nil {
-		n.log.Error("snapshot failed; the log keeps growing until one succeeds", "index", res.meta.GetIndex(), "err", res.err)
-		return
+// snapshotSaved marks a durable local snapshot in the WAL and compacts the
+// log behind the previous one. It reports false when the loop must stop.
+func (n *Node) snapshotSaved(meta *raftpb.SnapshotMetadata) bool {
+	if meta.GetIndex() <= n.lastSnap {
+		return true // a received snapshot overtook it
 	}
-	if err := n.cfg.WAL.SaveSnapshot(res.meta); err != nil {
+	if err := n.cfg.WAL.SaveSnapshot(meta); err != nil {
 		n.cfg.Fatal(fmt.Errorf("replica: snapshot marker: %w", err))
-		return
+		return false
 	}
 	keep := n.lastSnap
-	n.lastSnap = res.meta.GetIndex()
-	if _, err := n.cfg.Storage.CreateSnapshot(res.meta.GetIndex(), res.meta.GetConfState(), nil); err != nil &&
+	n.lastSnap = meta.GetIndex()
+	if _, err := n.cfg.Storage.CreateSnapshot(meta.GetIndex(), meta.GetConfState(), nil); err != nil &&
 		!errors.Is(err, raft.ErrSnapOutOfDate) {
 		n.log.Error("in-memory snapshot", "err", err)
 	}
@@ -405,7 +504,26 @@ func (n *Node) snapshotSaved(res snapResult) {
 			n.log.Error("release WAL segments", "err", err)
 		}
 	}
-	// Entries applied while this snapshot was written may already make
-	// the next one due.
-	n.maybeSnapshot()
+	return true
 }
+
+// PeerProgress is a member's replication state as the leader sees it.
+type PeerProgress struct {
+	ID      uint64
+	Match   uint64
+	Learner bool
+	Active  bool
+}
+
+// Progress returns, on the leader, every member's replication state as of
+// the last Ready; nil elsewhere.
+func (n *Node) Progress() []PeerProgress {
+	p := n.progress.Load()
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// Term returns the raft term of the entry at index i.
+func (n *Node) Term(i uint64) (uint64, error) { return n.cfg.Storage.Term(i) }

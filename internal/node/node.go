@@ -1,0 +1,579 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/replica"
+	"github.com/wardenzk/warden/internal/storage"
+	"github.com/wardenzk/warden/internal/transport"
+	"github.com/wardenzk/warden/wire"
+)
+
+// ErrProposalLost is wrapped by every failure a Done receives: the
+// proposal's outcome is unknown (it may still be applied), and the client
+// must be told ConnectionLoss.
+var ErrProposalLost = errors.New("node: proposal outcome unknown")
+
+// ErrNotServing is returned by Propose while the member knows no leader,
+// and after Stop.
+var ErrNotServing = errors.New("node: not serving (no leader)")
+
+// Done answers a proposal, exactly once; see the package documentation
+// for where it runs.
+type Done func(out fsm.Output, err error)
+
+// Hooks let the server react to the state machine. Each runs on the apply
+// goroutine, in log order.
+type Hooks struct {
+	// Applied runs right after an entry was applied, with the state lock
+	// held exclusively, before the proposer's Done. It must not block or
+	// take the state lock.
+	Applied func(e *fsm.Entry, out fsm.Output)
+	// Installed runs after a snapshot from the leader replaced the whole
+	// state, with the state lock held exclusively.
+	Installed func()
+	// RoleChanged runs when the leader or this member's role changed,
+	// without the state lock.
+	RoleChanged func(Role)
+}
+
+// Config configures a Node.
+type Config struct {
+	// ID is this member's id (myid; 0 for a standalone server without one).
+	ID MemberID
+	// Members is the ensemble from the server.N lines; empty for a
+	// standalone member.
+	Members []Member
+	// FS is the file system the directories live on (storage.OSFS, or a
+	// storage.MemFS in crash tests).
+	FS storage.FS
+	// DataDir holds snapshots; DataLogDir the WAL.
+	DataDir, DataLogDir string
+	// ForceSync fsyncs the WAL (zoo.cfg forceSync; off only for tests).
+	ForceSync bool
+	// SnapRetain is how many snapshot files to keep
+	// (autopurge.snapRetainCount; at least storage.MinSnapRetain).
+	SnapRetain int
+	// SnapCount triggers a snapshot after this many applied entries
+	// (snapCount). Default 100000.
+	SnapCount uint64
+	// SnapBytes also triggers one after this many bytes of applied entry
+	// data (snapSizeLimitInKb × 1024); 0 disables it.
+	SnapBytes uint64
+	// FSM are the replicated-behaviour options (identical on every member).
+	FSM fsm.Options
+	// Tick, ElectionTicks and HeartbeatTicks drive raft (see replica.Config).
+	Tick                          time.Duration
+	ElectionTicks, HeartbeatTicks int
+	// Transport builds the peer transport once the node can serve
+	// snapshots; nil for a standalone member.
+	Transport func(transport.Snapshots) (transport.Transport, error)
+	// ProposeTimeout fails a proposal not applied within it. Default 30s.
+	ProposeTimeout time.Duration
+	// Hooks are the server's callbacks.
+	Hooks Hooks
+	// Logger receives the node's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Fatal is called when the log can no longer be trusted and must not
+	// return; nil means log and exit(2).
+	Fatal func(error)
+}
+
+// updateQueue bounds the Readys handed from the raft loop to the apply
+// goroutine.
+const updateQueue = 128
+
+// maxBatch bounds one raft entry made of queued proposals.
+const (
+	maxBatchEntries = 512
+	maxBatchBytes   = 512 << 10
+)
+
+// Node hosts the state machine of one member.
+type Node struct {
+	cfg  Config
+	log  *slog.Logger
+	disk *disk
+	raft *replica.Node
+	tr   transport.Transport
+
+	updates chan replica.Update
+	stopc   chan struct{}
+	applyWG sync.WaitGroup
+	stop    sync.Once
+
+	// mu is the state lock: the apply goroutine holds it exclusively while
+	// it applies; reads share it.
+	mu  sync.RWMutex
+	fsm *fsm.FSM
+
+	applied   atomic.Uint64
+	appliedCh chan struct{} // signalled after each applied Update
+	role      atomic.Int32
+	reqID     atomic.Int64
+	// lead is the raft id of the last known leader; apply goroutine only.
+	lead uint64
+
+	waitMu sync.Mutex
+	// waiters maps the ReqID of a proposal of this member to its answer.
+	// Invariant: a waiter is in the map until its Done has been called.
+	waiters map[int64]*waiter
+	// pending holds encoded entries not yet handed to raft, in order.
+	pending [][]byte
+	pendIDs []int64
+	stopped bool
+
+	snap snapState
+	// rec is what Open recovered, consumed by Run.
+	rec *recovered
+}
+
+type waiter struct {
+	done     Done
+	deadline time.Time
+}
+
+// Open recovers the member from its directories: the newest valid
+// snapshot and the WAL after it. Nothing runs yet; Run starts it. The
+// split lets the caller keep the Node before any hook can run.
+func Open(cfg Config) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.FS == nil {
+		cfg.FS = storage.OSFS
+	}
+	if cfg.SnapCount == 0 {
+		cfg.SnapCount = 100000
+	}
+	if cfg.ProposeTimeout <= 0 {
+		cfg.ProposeTimeout = 30 * time.Second
+	}
+	if len(cfg.Members) > 0 && cfg.Transport == nil {
+		return nil, errors.New("node: an ensemble member needs a Transport")
+	}
+	n := &Node{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		updates:   make(chan replica.Update, updateQueue),
+		stopc:     make(chan struct{}),
+		appliedCh: make(chan struct{}, 1),
+		waiters:   make(map[int64]*waiter),
+	}
+	// Request ids never repeat across restarts: a replayed entry of an
+	// earlier run must not match a waiter of this one.
+	n.reqID.Store(time.Now().UnixNano())
+	d, rec, err := openDisk(&n.cfg, n.log)
+	if err != nil {
+		return nil, err
+	}
+	n.disk = d
+	n.fsm = rec.fsm
+	n.rec = rec
+	n.snap.last = rec.base.GetIndex()
+	n.applied.Store(rec.base.GetIndex())
+	return n, nil
+}
+
+// Run starts raft, the peer transport and the apply goroutine, and
+// returns once the recovered committed log has been applied again (so no
+// client is served from a half-replayed state). On error the node is
+// stopped.
+func (n *Node) Run() error {
+	rec, cfg := n.rec, n.cfg
+	n.rec = nil
+	ms, commit, err := raftStorage(rec)
+	if err != nil {
+		n.disk.close()
+		return err
+	}
+	var sender replica.Sender
+	if cfg.Transport != nil {
+		n.tr, err = cfg.Transport(n.snapshots())
+		if err != nil {
+			n.disk.close()
+			return err
+		}
+		sender = n.tr
+	}
+	n.applyWG.Add(1)
+	go n.applyLoop()
+	n.raft, err = replica.StartNode(replica.Config{
+		ID:             cfg.ID.RaftID(),
+		Storage:        ms,
+		Applied:        rec.base.GetIndex(),
+		WAL:            n.disk.wal,
+		Transport:      sender,
+		Updates:        n.updates,
+		Proposals:      n.proposals,
+		Tick:           cfg.Tick,
+		ElectionTicks:  cfg.ElectionTicks,
+		HeartbeatTicks: cfg.HeartbeatTicks,
+		Campaign:       len(cfg.Members) == 0,
+		Fatal:          cfg.Fatal,
+		Logger:         n.log,
+	})
+	if err != nil {
+		n.Stop()
+		return err
+	}
+	if n.tr != nil {
+		if err := n.tr.Start(n.raft); err != nil {
+			n.Stop()
+			return fmt.Errorf("node: start peer transport: %w", err)
+		}
+	}
+	// Replay: alone, the member commits its whole log once it leads; in an
+	// ensemble, what the WAL says was committed is applied now and the
+	// rest comes from the leader.
+	want := commit
+	if len(cfg.Members) == 0 {
+		want, _ = ms.LastIndex()
+	}
+	start := time.Now()
+	lastLog := start
+	for n.applied.Load() < want || (n.Standalone() && !n.Role().Serving()) {
+		if time.Since(lastLog) >= time.Second {
+			n.log.Info("replaying the log", "applied", n.applied.Load(), "last", want)
+			lastLog = time.Now()
+		}
+		select {
+		case <-n.appliedCh:
+		case <-time.After(100 * time.Millisecond):
+		case <-n.raft.Done():
+			n.Stop()
+			return errors.New("node: stopped while replaying the log")
+		}
+	}
+	n.mu.RLock()
+	sessions := len(n.fsm.SessionIDs())
+	zxid := n.fsm.LastZxid()
+	n.mu.RUnlock()
+	n.log.Info("recovered", "from", rec.source, "replayed_entries", want-rec.base.GetIndex(),
+		"zxid", fmt.Sprintf("0x%x", zxid), "sessions", sessions, "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// ID returns this member's id.
+func (n *Node) ID() MemberID { return n.cfg.ID }
+
+// Standalone reports whether the member is alone (no server.N lines).
+func (n *Node) Standalone() bool { return len(n.cfg.Members) == 0 }
+
+// RLock takes the state lock shared, for reading the state machine.
+func (n *Node) RLock() { n.mu.RLock() }
+
+// RUnlock releases the shared state lock.
+func (n *Node) RUnlock() { n.mu.RUnlock() }
+
+// Lock takes the state lock exclusively (rarely needed outside applies).
+func (n *Node) Lock() { n.mu.Lock() }
+
+// Unlock releases the exclusive state lock.
+func (n *Node) Unlock() { n.mu.Unlock() }
+
+// FSM returns the state machine. Call it holding the state lock (shared
+// for reads), or from a hook that runs under it; the pointer changes when
+// a snapshot is installed.
+func (n *Node) FSM() *fsm.FSM { return n.fsm }
+
+// Applied returns the index of the last applied log entry.
+func (n *Node) Applied() uint64 { return n.applied.Load() }
+
+// Role returns what the member is doing now.
+func (n *Node) Role() Role { return Role(n.role.Load()) }
+
+// Leader returns the member id of the leader and whether one is known.
+func (n *Node) Leader() (MemberID, bool) {
+	st := n.raft.Status()
+	if st.Lead == 0 {
+		return 0, false
+	}
+	return MemberOf(st.Lead), true
+}
+
+// Term returns the current raft term.
+func (n *Node) Term() uint64 { return n.raft.Status().Term }
+
+// Paused reports whether writes are paused because the disk is full.
+func (n *Node) Paused() bool { return n.raft.Paused() }
+
+// Peer is another member's replication state as the leader sees it.
+type Peer struct {
+	ID MemberID
+	// Match is the highest log index known to be replicated on it.
+	Match uint64
+	// Learner is set for observers.
+	Learner bool
+	// Active is set when the leader heard from it recently.
+	Active bool
+}
+
+// Peers returns, on the leader, the replication state of every other
+// member; nil elsewhere.
+func (n *Node) Peers() []Peer {
+	var out []Peer
+	for _, p := range n.raft.Progress() {
+		if p.ID == n.cfg.ID.RaftID() {
+			continue
+		}
+		out = append(out, Peer{ID: MemberOf(p.ID), Match: p.Match, Learner: p.Learner, Active: p.Active})
+	}
+	return out
+}
+
+// Propose queues e for the log; done answers it. It sets e.Origin and
+// e.ReqID, and e.Time when it is zero. It fails at once with ErrNotServing
+// when the member knows no leader or is stopping; then done is not called.
+func (n *Node) Propose(e *fsm.Entry, now time.Time, done Done) error {
+	e.Origin = int64(n.cfg.ID)
+	e.ReqID = n.reqID.Add(1)
+	if e.Time == 0 {
+		e.Time = now.UnixMilli()
+	}
+	data := wire.Marshal(e)
+	n.waitMu.Lock()
+	if n.stopped || !n.Role().Serving() {
+		n.waitMu.Unlock()
+		return ErrNotServing
+	}
+	if done != nil {
+		n.waiters[e.ReqID] = &waiter{done: done, deadline: time.Now().Add(n.cfg.ProposeTimeout)}
+	}
+	n.pending = append(n.pending, data)
+	n.pendIDs = append(n.pendIDs, e.ReqID)
+	n.waitMu.Unlock()
+	n.raft.Wake()
+	return nil
+}
+
+// proposals is the raft loop's replica.Config.Proposals: the pending
+// entries, batched.
+func (n *Node) proposals() []replica.Proposal {
+	n.waitMu.Lock()
+	pending, ids := n.pending, n.pendIDs
+	n.pending, n.pendIDs = nil, nil
+	n.waitMu.Unlock()
+	var out []replica.Proposal
+	for len(pending) > 0 {
+		k, size := 0, 0
+		for k < len(pending) && k < maxBatchEntries && (k == 0 || size+len(pending[k]) <= maxBatchBytes) {
+			size += len(pending[k])
+			k++
+		}
+		batchIDs := ids[:k:k]
+		out = append(out, replica.Proposal{
+			Data:    fsm.EncodeBatch(pending[:k]),
+			Dropped: func(err error) { n.fail(batchIDs, fmt.Errorf("%w: raft dropped it (%v)", ErrProposalLost, err)) },
+		})
+		pending, ids = pending[k:], ids[k:]
+	}
+	return out
+}
+
+// fail answers the given waiters with err.
+func (n *Node) fail(ids []int64, err error) {
+	var dones []Done
+	n.waitMu.Lock()
+	for _, id := range ids {
+		if w, ok := n.waiters[id]; ok {
+			delete(n.waiters, id)
+			dones = append(dones, w.done)
+		}
+	}
+	n.waitMu.Unlock()
+	for _, d := range dones {
+		d(fsm.Output{}, err)
+	}
+}
+
+// failAll answers every waiter with err (and, when expiredOnly, only those
+// past their deadline).
+func (n *Node) failAll(err error, expiredOnly bool, now time.Time) {
+	var dones []Done
+	n.waitMu.Lock()
+	for id, w := range n.waiters {
+		if expiredOnly && now.Before(w.deadline) {
+			continue
+		}
+		delete(n.waiters, id)
+		dones = append(dones, w.done)
+	}
+	n.waitMu.Unlock()
+	for _, d := range dones {
+		d(fsm.Output{}, err)
+	}
+}
+
+// Stop stops raft, the transport and the apply goroutine, answers every
+// waiting proposal with ErrProposalLost, and closes the directories.
+func (n *Node) Stop() {
+	n.stop.Do(n.shutdown)
+}
+
+func (n *Node) shutdown() {
+	n.waitMu.Lock()
+	n.stopped = true
+	n.waitMu.Unlock()
+	if n.tr != nil {
+		n.tr.Close()
+	}
+	if n.raft != nil {
+		n.raft.Stop()
+	}
+	if n.rec != nil { // opened, never run
+		n.disk.close()
+		return
+	}
+	close(n.stopc)
+	n.applyWG.Wait()
+	n.snap.wait()
+	n.failAll(fmt.Errorf("%w: server stopping", ErrProposalLost), false, time.Time{})
+	n.disk.close()
+}
+
+// applyLoop applies what raft hands over, in order, and sweeps proposals
+// past their deadline.
+func (n *Node) applyLoop() {
+	defer n.applyWG.Done()
+	sweep := time.NewTicker(time.Second)
+	defer sweep.Stop()
+	for {
+		select {
+		case u := <-n.updates:
+			if !n.applyUpdate(u) {
+				return
+			}
+		case now := <-sweep.C:
+			n.failAll(fmt.Errorf("%w: not applied within %v", ErrProposalLost, n.cfg.ProposeTimeout), true, now)
+		case <-n.stopc:
+			return
+		}
+	}
+}
+
+// applyUpdate applies one Update. It reports false when the node must stop.
+func (n *Node) applyUpdate(u replica.Update) bool {
+	if u.Snapshot != nil {
+		if err := n.install(u.Snapshot); err != nil {
+			n.fatal(fmt.Errorf("node: install snapshot %d from the leader: %w", u.Snapshot.GetIndex(), err))
+			return false
+		}
+	}
+	for _, re := range u.Entries {
+		if re.GetIndex() <= n.applied.Load() {
+			continue // already in the state (replayed, or in a snapshot)
+		}
+		if re.GetType() == raftpb.EntryType_EntryNormal && len(re.GetData()) > 0 {
+			if !n.applyEntry(re) {
+				return false
+			}
+		}
+		n.applied.Store(re.GetIndex())
+		n.snap.since += uint64(len(re.GetData()))
+	}
+	if u.Status != nil {
+		n.roleChanged(u.Status)
+	}
+	select {
+	case n.appliedCh <- struct{}{}:
+	default:
+	}
+	n.maybeSnapshot()
+	return true
+}
+
+// applyEntry applies the fsm entries of one raft entry under the state
+// lock, answering this member's waiters.
+func (n *Node) applyEntry(re *raftpb.Entry) bool {
+	entries, err := fsm.DecodeEntries(re.GetData(), 0)
+	if err != nil {
+		// Entries are written by servers, never by clients: a bad one
+		// means the log is corrupt, and going on would diverge.
+		n.fatal(fmt.Errorf("node: undecodable log entry at index %d: %w", re.GetIndex(), err))
+		return false
+	}
+	self := int64(n.cfg.ID)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i := range entries {
+		e := &entries[i]
+		out := n.fsm.Apply(re.GetTerm(), e)
+		if h := n.cfg.Hooks.Applied; h != nil {
+			h(e, out)
+		}
+		if e.Origin != self {
+			continue
+		}
+		n.waitMu.Lock()
+		w := n.waiters[e.ReqID]
+		delete(n.waiters, e.ReqID)
+		n.waitMu.Unlock()
+		if w != nil {
+			w.done(out, nil)
+		}
+	}
+	return true
+}
+
+// roleChanged records the member's new role. When the leader changed, the
+// fate of every proposal in flight is unknown: they are answered with
+// ErrProposalLost (ZooKeeper's followers drop their clients then).
+func (n *Node) roleChanged(st *replica.Status) {
+	old := n.Role()
+	var r Role
+	switch {
+	case len(n.cfg.Members) == 0 && st.State == raft.StateLeader:
+		r = Standalone
+	case st.Lead == 0:
+		r = Looking
+	case st.State == raft.StateLeader:
+		r = Leading
+	case n.isLearner():
+		r = Observing
+	default:
+		r = Following
+	}
+	n.waitMu.Lock()
+	n.role.Store(int32(r))
+	n.waitMu.Unlock()
+	if n.lead != 0 && st.Lead != n.lead {
+		n.failAll(fmt.Errorf("%w: the leader changed", ErrProposalLost), false, time.Time{})
+	}
+	n.lead = st.Lead
+	if old != r {
+		lead, _ := n.Leader()
+		n.log.Info("role changed", "role", r.Mode(), "leader", lead, "term", st.Term)
+	}
+	if h := n.cfg.Hooks.RoleChanged; h != nil {
+		h(r)
+	}
+}
+
+func (n *Node) isLearner() bool {
+	self := n.cfg.ID.RaftID()
+	for _, l := range n.raft.ConfState().GetLearners() {
+		if l == self {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *Node) fatal(err error) {
+	if n.cfg.Fatal != nil {
+		n.cfg.Fatal(err)
+		return
+	}
+	n.log.Error("stopping the process", "err", err)
+	exit(2)
+}

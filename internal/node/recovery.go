@@ -1,0 +1,222 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/replica"
+	"github.com/wardenzk/warden/internal/storage"
+)
+
+// disk is the member's persistent state: the data-dir lock, the WAL and
+// the snapshot files.
+type disk struct {
+	lock  io.Closer
+	wal   *storage.WAL
+	snaps *storage.Snapshotter
+}
+
+func (d *disk) close() {
+	if d.wal != nil {
+		d.wal.Close()
+	}
+	if d.lock != nil {
+		d.lock.Close()
+	}
+}
+
+// recovered is what openDisk found.
+type recovered struct {
+	fsm    *fsm.FSM
+	base   *raftpb.SnapshotMetadata // the snapshot the state machine is at
+	hs     *raftpb.HardState
+	ents   []*raftpb.Entry // entries after base
+	source string          // for the start-up log line
+}
+
+// Bootstrap returns the snapshot metadata a fresh member of the given
+// membership starts from; every member of a new ensemble computes the
+// same. An empty membership is a standalone member alone.
+func Bootstrap(self MemberID, members []Member) *raftpb.SnapshotMetadata {
+	voters, learners := confState(self, members)
+	return replica.BootstrapSnapshot(voters, learners)
+}
+
+// confState returns the raft voters and learners of a membership, sorted.
+func confState(self MemberID, members []Member) (voters, learners []uint64) {
+	if len(members) == 0 {
+		return []uint64{self.RaftID()}, nil
+	}
+	for _, m := range members {
+		if m.Observer {
+			learners = append(learners, m.ID.RaftID())
+		} else {
+			voters = append(voters, m.ID.RaftID())
+		}
+	}
+	slices.Sort(voters)
+	slices.Sort(learners)
+	return voters, learners
+}
+
+// openDisk locks the data directory and recovers the newest valid
+// snapshot and the WAL after it.
+func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
+	fs := cfg.FS
+	if err := storage.MkdirAllDurable(fs, storage.SnapDir(cfg.DataDir)); err != nil {
+		return nil, nil, fmt.Errorf("node: create dataDir %s: %w", cfg.DataDir, err)
+	}
+	lock, err := fs.Lock(storage.LockPath(cfg.DataDir))
+	if err != nil {
+		if errors.Is(err, storage.ErrLocked) {
+			return nil, nil, fmt.Errorf("node: dataDir %s is in use by another server (%s is locked): stop it, or give this one its own dataDir", cfg.DataDir, storage.LockPath(cfg.DataDir))
+		}
+		return nil, nil, fmt.Errorf("node: lock dataDir: %w", err)
+	}
+	d := &disk{lock: lock}
+	fail := func(err error) (*disk, *recovered, error) {
+		d.close()
+		return nil, nil, err
+	}
+
+	d.snaps = storage.NewSnapshotter(fs, storage.SnapDir(cfg.DataDir), cfg.SnapRetain, log)
+	rec := &recovered{}
+	meta, err := d.snaps.LoadNewest(func(m *raftpb.SnapshotMetadata, r io.Reader) error {
+		f, err := fsm.Restore(cfg.FSM, r)
+		if err != nil {
+			return err
+		}
+		rec.fsm = f
+		return nil
+	})
+	switch {
+	case err == nil:
+		rec.base = meta
+		rec.source = fmt.Sprintf("snapshot at index %d", meta.GetIndex())
+	case errors.Is(err, storage.ErrNoSnapshot):
+	default:
+		return fail(fmt.Errorf("node: load snapshot from %s: %w", storage.SnapDir(cfg.DataDir), err))
+	}
+
+	if !cfg.ForceSync {
+		log.Warn("forceSync=no: the write-ahead log is never fsynced; a power cut loses acknowledged writes. Use it only for tests.")
+	}
+	d.wal, err = storage.OpenWAL(fs, storage.WALDir(cfg.DataLogDir), storage.WALOptions{
+		NoSync:    !cfg.ForceSync,
+		Logger:    log,
+		KeepAfter: rec.base.GetIndex(),
+	})
+	if err != nil {
+		return fail(fmt.Errorf("node: open write-ahead log in %s: %w", storage.WALDir(cfg.DataLogDir), err))
+	}
+	walSnap, hs, ents, err := d.wal.ReadAll()
+	if err != nil {
+		return fail(fmt.Errorf("node: read write-ahead log: %w", err))
+	}
+	switch {
+	case rec.base != nil:
+	case walSnap.GetIndex() > 1:
+		return fail(fmt.Errorf("node: the write-ahead log starts after snapshot %d, but no valid snapshot file is in %s; restore the snapshot files or start from an empty dataDir",
+			walSnap.GetIndex(), storage.SnapDir(cfg.DataDir)))
+	default:
+		// A fresh data directory (or one whose only state is the bootstrap
+		// marker): an empty state machine at index 1.
+		rec.base = Bootstrap(cfg.ID, cfg.Members)
+		rec.fsm = fsm.New(cfg.FSM)
+		rec.source = "empty data directory"
+		if walSnap.GetIndex() == 0 {
+			if err := d.wal.SaveSnapshot(rec.base); err != nil {
+				return fail(fmt.Errorf("node: initialise write-ahead log: %w", err))
+			}
+		} else {
+			// The bootstrap marker, with the membership it was made for.
+			rec.base = walSnap
+			rec.source = "write-ahead log"
+		}
+	}
+	if err := checkMembership(cfg, rec.base.GetConfState()); err != nil {
+		return fail(err)
+	}
+	if walSnap.GetIndex() < rec.base.GetIndex() {
+		// The snapshot file is newer than the WAL's last marker (a crash
+		// between the two, or an imported data directory): mark it.
+		if err := d.wal.SaveSnapshot(rec.base); err != nil {
+			return fail(fmt.Errorf("node: mark snapshot in write-ahead log: %w", err))
+		}
+	}
+	for _, e := range ents {
+		if e.GetIndex() > rec.base.GetIndex() {
+			rec.ents = append(rec.ents, e)
+		}
+	}
+	rec.hs = hs
+	return d, rec, nil
+}
+
+// checkMembership refuses a data directory made for another membership
+// than zoo.cfg's server lines: raft would go on with the recorded one, and
+// the member would not be what the configuration says.
+func checkMembership(cfg *Config, cs *raftpb.ConfState) error {
+	voters, learners := confState(cfg.ID, cfg.Members)
+	gotV := slices.Sorted(slices.Values(cs.GetVoters()))
+	gotL := slices.Sorted(slices.Values(cs.GetLearners()))
+	if slices.Equal(voters, gotV) && slices.Equal(learners, gotL) {
+		return nil
+	}
+	return fmt.Errorf("node: the data directory %s belongs to an ensemble whose members are %s, but zoo.cfg gives %s: "+
+		"use the server.N lines the data was written with, or start this member from an empty dataDir so it joins by snapshot",
+		cfg.DataDir, describeMembers(gotV, gotL), describeMembers(voters, learners))
+}
+
+func describeMembers(voters, learners []uint64) string {
+	if len(voters) == 1 && len(learners) == 0 && voters[0] == 1 {
+		return "[standalone]"
+	}
+	s := "["
+	for i, v := range voters {
+		if i > 0 {
+			s += " "
+		}
+		s += "server." + MemberOf(v).String()
+	}
+	for _, l := range learners {
+		s += " server." + MemberOf(l).String() + ":observer"
+	}
+	return s + "]"
+}
+
+// raftStorage builds raft's storage from what was recovered. It returns
+// the index up to which the recovered log is known to be committed.
+func raftStorage(rec *recovered) (*raft.MemoryStorage, uint64, error) {
+	ms := raft.NewMemoryStorage()
+	if err := ms.ApplySnapshot(&raftpb.Snapshot{Metadata: rec.base}); err != nil {
+		return nil, 0, fmt.Errorf("node: recovered snapshot: %w", err)
+	}
+	commit := rec.base.GetIndex()
+	if rec.hs != nil && !raft.IsEmptyHardState(rec.hs) {
+		hs := proto.CloneOf(rec.hs)
+		if hs.GetCommit() < commit {
+			hs.Commit = proto.Uint64(commit)
+		}
+		commit = hs.GetCommit()
+		if err := ms.SetHardState(hs); err != nil {
+			return nil, 0, fmt.Errorf("node: recovered hard state: %w", err)
+		}
+	}
+	if err := ms.Append(rec.ents); err != nil {
+		return nil, 0, fmt.Errorf("node: recovered log: %w", err)
+	}
+	last, _ := ms.LastIndex()
+	if commit > last {
+		return nil, 0, fmt.Errorf("node: the log was committed up to %d but holds entries only up to %d: entries are missing", commit, last)
+	}
+	return ms, commit, nil
+}

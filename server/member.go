@@ -1,0 +1,202 @@
+package server
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wardenzk/warden/internal/config"
+	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/node"
+	"github.com/wardenzk/warden/internal/storage"
+	"github.com/wardenzk/warden/wire"
+)
+
+// nodeConfig maps zoo.cfg onto the state machine's host.
+func (s *Server) nodeConfig(fsmOpts fsm.Options, opts Options) node.Config {
+	cfg := s.cfg
+	fs := opts.FS
+	if fs == nil {
+		fs = storage.OSFS
+	}
+	nc := node.Config{
+		FS:         fs,
+		DataDir:    cfg.DataDir,
+		DataLogDir: cfg.DataLogDir,
+		ForceSync:  cfg.ForceSync,
+		SnapRetain: cfg.AutopurgeSnapRetainCount,
+		SnapCount:  uint64(max(cfg.SnapCount, 1)),
+		SnapBytes:  uint64(max(cfg.SnapSizeLimitInKb, 0)) * 1024,
+		FSM:        fsmOpts,
+		Hooks: node.Hooks{
+			Applied:     s.applied,
+			Installed:   s.installed,
+			RoleChanged: s.roleChanged,
+		},
+		Logger: s.log,
+		Fatal:  opts.Fatal,
+	}
+	nc.ID, nc.Members = Membership(cfg)
+	if nc.Members == nil {
+		return nc
+	}
+	nc.Tick, nc.ElectionTicks = RaftTiming(cfg.TickTime, cfg.SyncLimit)
+	nc.HeartbeatTicks = 1
+	if opts.RaftTick > 0 {
+		nc.Tick = opts.RaftTick
+	}
+	nc.Transport = opts.Transport
+	if nc.Transport == nil {
+		nc.Transport = s.tcpTransport
+	}
+	return nc
+}
+
+// Membership returns this server's member id and the ensemble its
+// configuration describes (nil members: standalone). The member id is
+// myid, or 0 for a standalone server without one.
+func Membership(cfg Config) (node.MemberID, []node.Member) {
+	self := node.MemberID(max(cfg.MyID, 0))
+	if cfg.Standalone() {
+		return self, nil
+	}
+	members := make([]node.Member, 0, len(cfg.Servers))
+	for _, m := range cfg.Servers {
+		members = append(members, node.Member{ID: node.MemberID(m.ID), Observer: m.Observer})
+	}
+	return self, members
+}
+
+// RaftTiming maps ZooKeeper's timing keys onto raft: raft ticks every
+// tickTime/20 (clamped to 5–100 ms; 100 ms for the usual tickTime=2000),
+// a leader heartbeats every raft tick, and a follower that hears nothing
+// for 2×syncLimit raft ticks (at least 10, randomised up to twice that by
+// raft) starts an election. With tickTime=2000 and syncLimit=5 that is an
+// election timeout of 1–2 s: a dead leader is replaced within about 2 s,
+// and a leader that cannot reach a quorum for that long steps down
+// (CheckQuorum).
+func RaftTiming(tickTimeMs, syncLimit int) (tick time.Duration, electionTicks int) {
+	tick = time.Duration(tickTimeMs) * time.Millisecond / 20
+	tick = min(max(tick, 5*time.Millisecond), 100*time.Millisecond)
+	return tick, max(10, 2*syncLimit)
+}
+
+// EnsembleIdentity names an ensemble for the peer handshake: its members'
+// ids and roles. Members whose server lines name different ensembles
+// refuse each other. Host spellings may differ between members (0.0.0.0
+// for oneself is common), so addresses are not part of it.
+func EnsembleIdentity(servers []config.Server) string {
+	parts := make([]string, 0, len(servers))
+	for _, m := range servers {
+		role := "participant"
+		if m.Observer {
+			role = "observer"
+		}
+		parts = append(parts, strconv.FormatInt(m.ID, 10)+":"+role)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// roleChanged is the node's RoleChanged hook. A member that lost its
+// leader stops serving: its clients are disconnected and try another
+// member, as ZooKeeper's do. A new leader gives every session a fresh
+// timeout, since it cannot know when their clients were last heard.
+func (s *Server) roleChanged(r node.Role) {
+	switch r {
+	case node.Looking:
+		s.closeAll("this member lost its leader")
+	case node.Leading:
+		s.reviveSessions()
+	}
+}
+
+// installed is the node's Installed hook, under the state lock: the state
+// jumped ahead by a snapshot from the leader, so every client reconnects
+// and catches its watches up with SetWatches, as after a ZooKeeper SNAP
+// sync.
+func (s *Server) installed() {
+	f := s.node.FSM()
+	s.lastZxid.Store(f.LastZxid())
+	now := s.now()
+	s.sessMu.Lock()
+	for id, ls := range s.live {
+		if _, ok := f.Session(id); !ok && ls.conn == nil {
+			delete(s.live, id)
+		}
+	}
+	for _, id := range f.SessionIDs() {
+		if _, ok := s.live[id]; !ok {
+			sess, _ := f.Session(id)
+			t := time.Duration(sess.Timeout) * time.Millisecond
+			s.live[id] = &liveSession{timeout: t, expireAt: s.roundToTick(now.Add(t))}
+		}
+	}
+	s.sessMu.Unlock()
+	go s.closeAll("this member installed a snapshot from the leader")
+}
+
+// closeAll closes every client connection.
+func (s *Server) closeAll(reason string) {
+	for _, c := range s.connList() {
+		c.close(reason)
+	}
+}
+
+// sessionCreated runs under the state lock when a createSession entry is
+// applied: every member tracks every session, so whichever becomes leader
+// can expire it.
+func (s *Server) sessionCreated(e *fsm.Entry) {
+	var rec fsm.SessionRecord
+	if wire.Unmarshal(e.Body, &rec, 0) != nil {
+		return
+	}
+	t := time.Duration(rec.Timeout) * time.Millisecond
+	s.sessMu.Lock()
+	if _, ok := s.live[e.Session]; !ok {
+		s.live[e.Session] = &liveSession{timeout: t, expireAt: s.roundToTick(s.now().Add(t))}
+	}
+	s.sessMu.Unlock()
+}
+
+// touchedElsewhere runs under the state lock when a touch entry is
+// applied: on the leader, the sessions' deadlines move.
+func (s *Server) touchedElsewhere(ids []int64) {
+	if !s.leads() {
+		return
+	}
+	for _, id := range ids {
+		s.extend(id)
+	}
+}
+
+// leads reports whether this member runs the leader's duties: session
+// expiry, container and TTL reaping.
+func (s *Server) leads() bool {
+	r := s.node.Role()
+	return r == node.Leading || r == node.Standalone
+}
+
+// forwardTouches proposes a touch entry with the sessions this member
+// heard from since the last one, so the leader extends them. The leader
+// itself needs none.
+func (s *Server) forwardTouches() {
+	s.touchMu.Lock()
+	if len(s.touched) == 0 || s.leads() {
+		clear(s.touched)
+		s.touchMu.Unlock()
+		return
+	}
+	ids := make([]int64, 0, len(s.touched))
+	for id := range s.touched {
+		ids = append(ids, id)
+	}
+	clear(s.touched)
+	s.touchMu.Unlock()
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	body := wire.Marshal(&fsm.TouchRecord{Sessions: ids})
+	if err := s.propose(&fsm.Entry{Op: wire.OpPing, Body: body}, nil); err != nil {
+		s.log.Debug("session touches not forwarded: no leader", "sessions", len(ids))
+	}
+}
