@@ -4,6 +4,7 @@
 //	warden server [zoo.cfg]   start a server (no argument: embedded standalone default)
 //	warden cli                the interactive shell (zkCli.sh's commands and more)
 //	warden bench              the load generator (docs/performance.md)
+//	warden status             the health of an ensemble, from four-letter words
 //	warden snapshot|wal       inspect the data and log directories
 //	warden import-zk          migrate an Apache ZooKeeper data directory
 //	warden version            print the version
@@ -21,6 +22,9 @@ Usage:
                                     on 127.0.0.1:2181 with its data in ./warden-data
   warden cli [-server h:p,...] [cmd] the shell: zkCli.sh's commands, and more (see docs/cli.md)
   warden bench [flags]              load-test any ZooKeeper-protocol server (warden bench -h)
+  warden status [-timeout d] [-json] host:port[,host:port...]
+                                    each member's mode, zxid and lag, the leader and
+                                    the quorum (also against Apache ZooKeeper)
   warden snapshot inspect|dump FILE show a snapshot file
   warden wal dump DIR               show a write-ahead log
   warden import-zk ZKDATA WARDENDATA
@@ -43,6 +47,8 @@ func main() {
 		err = runCLI(os.Args[2:])
 	case "bench":
 		err = runBench(os.Args[2:])
+	case "status":
+		err = runStatus(os.Args[2:])
 	case "snapshot":
 		err = runSnapshot(os.Args[2:])
 	case "wal":
