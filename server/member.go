@@ -180,13 +180,13 @@ func (s *Server) leads() bool {
 
 // forwardTouches proposes a touch entry with the sessions this member
 // heard from since the last one, so the leader extends them. The leader
-// itself needs none.
-func (s *Server) forwardTouches() {
+// itself needs none. With wait, it returns once the entry is applied here.
+func (s *Server) forwardTouches(wait bool) error {
 	s.touchMu.Lock()
 	if len(s.touched) == 0 || s.leads() {
 		clear(s.touched)
 		s.touchMu.Unlock()
-		return
+		return nil
 	}
 	ids := make([]int64, 0, len(s.touched))
 	for id := range s.touched {
@@ -196,7 +196,41 @@ func (s *Server) forwardTouches() {
 	s.touchMu.Unlock()
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	body := wire.Marshal(&fsm.TouchRecord{Sessions: ids})
-	if err := s.propose(&fsm.Entry{Op: wire.OpPing, Body: body}, nil); err != nil {
+	var done node.Done
+	errc := make(chan error, 1)
+	if wait {
+		done = func(_ fsm.Output, err error) { errc <- err }
+	}
+	if err := s.propose(&fsm.Entry{Op: wire.OpPing, Body: body}, done); err != nil {
 		s.log.Debug("session touches not forwarded: no leader", "sessions", len(ids))
+		return err
+	}
+	if !wait {
+		return nil
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-s.closed:
+		return node.ErrNotServing
 	}
 }
+
+// Mode returns what this server is doing, as srvr's "Mode:" line says it:
+// leader, follower, observer or standalone; "looking" while an ensemble
+// member knows no leader (srvr then answers that it is not serving).
+func (s *Server) Mode() string { return s.node.Role().Mode() }
+
+// Serving reports whether the server serves clients: standalone, or an
+// ensemble member that knows its leader.
+func (s *Server) Serving() bool { return s.node.Role().Serving() }
+
+// LastZxid returns the zxid of the last write this server applied.
+func (s *Server) LastZxid() int64 { return s.lastZxid.Load() }
+
+// ForwardTouches sends the leader, through the log, the sessions whose
+// clients this member heard from since the last call, and returns once
+// this member has applied that entry (so the leader has too, or is no
+// longer leader). The timer loop calls it every half tick; tests with
+// timers off call it themselves. On the leader it does nothing.
+func (s *Server) ForwardTouches() error { return s.forwardTouches(true) }

@@ -235,7 +235,7 @@ func (s *Server) timerLoop() {
 		select {
 		case <-sessions.C:
 			s.ExpireSessions(s.now())
-			s.forwardTouches()
+			s.forwardTouches(false)
 		case <-containers.C:
 			s.ExpireContainers(s.now())
 		case <-s.closed:

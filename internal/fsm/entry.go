@@ -160,6 +160,12 @@ func DecodeEntries(data []byte, maxBuffer int) ([]Entry, error) {
 	return []Entry{e}, nil
 }
 
+// OpRejoin is the op of an entry a member proposes when it finds that it
+// lost log entries it had acknowledged (its data directory was wiped): the
+// leader then resets what it knows of the member's log, and catches it up
+// by snapshot. It changes no replicated state and takes no zxid.
+const OpRejoin wire.OpCode = -1000
+
 // TouchRecord is the body of a touch entry (Op wire.OpPing): the sessions
 // whose clients a member heard from since its last touch. Only the leader
 // acts on it (session liveness); it changes no replicated state and takes

@@ -136,6 +136,9 @@ func (f *FSM) Apply(term uint64, e *Entry) Output {
 		}
 		return Output{Zxid: f.lastZxid, Resp: &wire.SyncResponse{Path: req.Path}}
 	}
+	if e.Op == OpRejoin {
+		return Output{Zxid: f.lastZxid}
+	}
 	if e.Op == wire.OpPing {
 		// A touch: liveness news for the leader, no state change, no zxid.
 		var rec TouchRecord

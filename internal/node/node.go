@@ -219,6 +219,7 @@ func (n *Node) Run() error {
 		ElectionTicks:  cfg.ElectionTicks,
 		HeartbeatTicks: cfg.HeartbeatTicks,
 		Campaign:       len(cfg.Members) == 0,
+		LostEntries:    n.lostEntries,
 		Fatal:          cfg.Fatal,
 		Logger:         n.log,
 	})
@@ -508,6 +509,9 @@ func (n *Node) applyEntry(re *raftpb.Entry) bool {
 	for i := range entries {
 		e := &entries[i]
 		out := n.fsm.Apply(re.GetTerm(), e)
+		if e.Op == fsm.OpRejoin {
+			n.rejoin(MemberID(e.Origin))
+		}
 		if h := n.cfg.Hooks.Applied; h != nil {
 			h(e, out)
 		}
@@ -557,6 +561,26 @@ func (n *Node) roleChanged(st *replica.Status) {
 	if h := n.cfg.Hooks.RoleChanged; h != nil {
 		h(r)
 	}
+}
+
+// lostEntries is the raft loop's LostEntries: this member asks the leader,
+// through the log, to reset it.
+func (n *Node) lostEntries() {
+	e := &fsm.Entry{Op: fsm.OpRejoin, Origin: int64(n.cfg.ID), ReqID: n.reqID.Add(1)}
+	n.waitMu.Lock()
+	n.pending = append(n.pending, wire.Marshal(e))
+	n.pendIDs = append(n.pendIDs, e.ReqID)
+	n.waitMu.Unlock()
+	n.raft.Wake()
+}
+
+// rejoin runs when a member's rejoin entry is applied: the leader resets
+// the member, so raft catches it up by snapshot.
+func (n *Node) rejoin(id MemberID) {
+	if n.Role() != Leading {
+		return
+	}
+	n.raft.ResetMember(id.RaftID())
 }
 
 func (n *Node) isLearner() bool {

@@ -97,6 +97,10 @@ type Config struct {
 	ElectionTicks int
 	// HeartbeatTicks is how often a leader heartbeats, in ticks. Default 1.
 	HeartbeatTicks int
+	// LostEntries is called, at most once a second, when the leader
+	// believes this member holds entries it does not have: its data was
+	// wiped. The host asks the leader to reset the member (ResetMember).
+	LostEntries func()
 	// Campaign makes the member campaign at once: a member alone is
 	// leader after one round.
 	Campaign bool
@@ -144,7 +148,8 @@ type Node struct {
 	confState *raftpb.ConfState
 
 	// Owned by the loop goroutine.
-	lastSnap uint64 // index of the newest durable snapshot marked in the WAL
+	lastSnap uint64    // index of the newest durable snapshot marked in the WAL
+	lostAt   time.Time // when LostEntries was last called
 }
 
 // BootstrapSnapshot is the initial state of a fresh log: an empty state
@@ -274,6 +279,37 @@ func (n *Node) SnapshotSaved(meta *raftpb.SnapshotMetadata) {
 	}
 }
 
+// ResetMember makes raft forget what the leader believed of member id's
+// log, which the member has lost (a wiped data directory): raft cannot
+// lower a follower's match index, but a new leader starts every
+// follower's from zero. So the leader hands leadership to the most
+// up-to-date other voter; the new leader then catches the member up by
+// entries or snapshot. It reports false when no other voter is up to date
+// (the reset waits for one). Only the leader acts.
+func (n *Node) ResetMember(id uint64) {
+	n.report(func(rn *raft.RawNode) {
+		st := rn.Status()
+		if st.RaftState != raft.StateLeader {
+			return
+		}
+		var target, best uint64
+		for pid, pr := range st.Progress {
+			if pid == id || pid == st.ID || pr.IsLearner || !pr.RecentActive {
+				continue
+			}
+			if pr.Match > best {
+				target, best = pid, pr.Match
+			}
+		}
+		if target == 0 {
+			n.log.Warn("a member lost its log, but no other member is up to date to take over leadership and catch it up; waiting", "member_raft_id", id)
+			return
+		}
+		n.log.Warn("a member lost its log; handing leadership over so the new leader catches it up from scratch", "member_raft_id", id, "new_leader_raft_id", target)
+		rn.TransferLeader(target)
+	})
+}
+
 // ConfState returns the current membership.
 func (n *Node) ConfState() *raftpb.ConfState {
 	n.mu.Lock()
@@ -351,6 +387,22 @@ func (n *Node) propose() {
 }
 
 func (n *Node) step(m *raftpb.Message) {
+	if m.GetType() == raftpb.MessageType_MsgHeartbeat {
+		// A leader tells a follower to commit no further than what the
+		// follower acknowledged. Beyond our last index means we lost
+		// acknowledged entries (a wiped data directory): raft would stop
+		// the process. Commit what we have and ask to be reset.
+		if last, _ := n.cfg.Storage.LastIndex(); m.GetCommit() > last {
+			m = proto.CloneOf(m)
+			m.Commit = proto.Uint64(last)
+			if n.cfg.LostEntries != nil && time.Since(n.lostAt) >= time.Second {
+				n.lostAt = time.Now()
+				n.log.Warn("the leader believes this member holds entries it does not have (was its data directory wiped?): asking to be caught up by snapshot",
+					"leader_commit", m.GetCommit(), "last_index", last)
+				n.cfg.LostEntries()
+			}
+		}
+	}
 	if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		n.log.Debug("raft message not stepped", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
 	}

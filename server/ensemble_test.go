@@ -1,0 +1,332 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wardenzk/warden/client"
+	"github.com/wardenzk/warden/server"
+	"github.com/wardenzk/warden/server/servertest"
+)
+
+// ctxT returns a context bounded for one test step.
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// connectTo connects a client to the given members only, in order.
+func connectTo(t *testing.T, e *servertest.Ensemble, members ...int) *client.Conn {
+	t.Helper()
+	addrs := ""
+	for i, m := range members {
+		if i > 0 {
+			addrs += ","
+		}
+		addrs += e.Addr(m)
+	}
+	c, err := client.Connect(ctxT(t), addrs, client.WithSessionTimeout(20*time.Second), client.WithBackoff(5*time.Millisecond, 50*time.Millisecond))
+	if err != nil {
+		t.Fatalf("connect to %s: %v", addrs, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func mustCreate(t *testing.T, c *client.Conn, path, data string) {
+	t.Helper()
+	if _, err := c.Create(ctxT(t), path, []byte(data), client.Persistent, client.OpenACL); err != nil {
+		t.Fatalf("create %s: %v", path, err)
+	}
+}
+
+// get reads path after a sync, so it sees every write acknowledged before.
+func get(t *testing.T, c *client.Conn, path string) string {
+	t.Helper()
+	if err := c.Sync(ctxT(t), path); err != nil {
+		t.Fatalf("sync %s: %v", path, err)
+	}
+	b, _, err := c.Get(ctxT(t), path)
+	if err != nil {
+		t.Fatalf("get %s: %v", path, err)
+	}
+	return string(b)
+}
+
+func TestEnsembleClientsOnDifferentMembersSeeWritesInOrder(t *testing.T) {
+	e := servertest.StartTestEnsemble(t, 3)
+	cs := []*client.Conn{connectTo(t, e, 0), connectTo(t, e, 1), connectTo(t, e, 2)}
+	// Each client writes in turn; each sees everything written before.
+	mustCreate(t, cs[0], "/log", "")
+	for i := 0; i < 30; i++ {
+		w := cs[i%3]
+		if _, err := w.Create(ctxT(t), fmt.Sprintf("/log/e-%02d", i), nil, client.Persistent, client.OpenACL); err != nil {
+			t.Fatal(err)
+		}
+		r := cs[(i+1)%3]
+		if err := r.Sync(ctxT(t), "/log"); err != nil {
+			t.Fatal(err)
+		}
+		kids, _, err := r.Children(ctxT(t), "/log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(kids) != i+1 {
+			t.Fatalf("after write %d, a client on member %d sees %d children", i, (i+1)%3+1, len(kids))
+		}
+	}
+	// Every member reached the same zxid; zxids are epoch|counter.
+	e.WaitCaughtUp()
+	z := e.Member(0).LastZxid()
+	for i := range 3 {
+		if got := e.Member(i).LastZxid(); got != z {
+			t.Fatalf("member %d at zxid %#x, member 1 at %#x", i+1, got, z)
+		}
+	}
+	if z>>32 == 0 || z&0xffffffff < 31 {
+		t.Fatalf("zxid %#x: want epoch > 0 and at least 31 writes in it", z)
+	}
+	// Modes as srvr prints them.
+	modes := map[string]int{}
+	for i := range 3 {
+		modes[e.Member(i).Mode()]++
+	}
+	if modes["leader"] != 1 || modes["follower"] != 2 {
+		t.Fatalf("modes %v, want one leader and two followers", modes)
+	}
+}
+
+func TestEnsembleLeaderLossElectsANewLeaderAndKeepsData(t *testing.T) {
+	e := servertest.StartTestEnsemble(t, 3)
+	l := e.Leader()
+	c := connectTo(t, e, e.All()...)
+	mustCreate(t, c, "/before", "1")
+	e.Stop(l)
+	nl := e.Leader()
+	if nl == l {
+		t.Fatalf("member %d still leads after it stopped", l+1)
+	}
+	// The client carries on with its session on a surviving member.
+	mustCreate(t, c, "/after", "2")
+	if got := get(t, c, "/before"); got != "1" {
+		t.Fatalf("/before = %q after the leader change", got)
+	}
+	oldEpoch := e.Member(nl).LastZxid() >> 32
+	// The old leader comes back as a follower and catches up.
+	e.Restart(l)
+	e.WaitServing(l)
+	e.WaitCaughtUp()
+	c2 := connectTo(t, e, l)
+	if got := get(t, c2, "/after"); got != "2" {
+		t.Fatalf("restarted member serves /after = %q", got)
+	}
+	if mode := e.Member(l).Mode(); mode != "follower" {
+		t.Fatalf("restarted old leader is %s, want follower", mode)
+	}
+	if oldEpoch < 2 {
+		t.Fatalf("epoch %d after a leader change, want at least 2", oldEpoch)
+	}
+}
+
+func TestEnsembleMinorityPartitionStopsServingThenCatchesUp(t *testing.T) {
+	e := servertest.StartTestEnsemble(t, 3, servertest.WithSeed(7))
+	f := e.Followers()[0]
+	cf := connectTo(t, e, f)
+	mustCreate(t, cf, "/x", "0")
+	e.Net.Isolate(e.RaftID(f))
+	e.WaitNotServing(f)
+	// The majority goes on.
+	others := []int{}
+	for _, i := range e.All() {
+		if i != f {
+			others = append(others, i)
+		}
+	}
+	c := connectTo(t, e, others...)
+	for i := 1; i <= 20; i++ {
+		if _, err := c.Set(ctxT(t), "/x", []byte(fmt.Sprint(i)), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The isolated member refuses sessions while cut off.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := client.Connect(ctx, e.Addr(f))
+	cancel()
+	if err == nil {
+		t.Fatal("a member without a leader accepted a session")
+	}
+	e.Net.Heal()
+	e.WaitServing(f)
+	e.WaitCaughtUp()
+	// The client that was on the cut-off member kept its session.
+	if got := get(t, cf, "/x"); got != "20" {
+		t.Fatalf("after healing, /x = %q on the rejoined member", got)
+	}
+}
+
+func TestEnsembleIsolatedLeaderStepsDownAndLosesInFlightWrites(t *testing.T) {
+	e := servertest.StartTestEnsemble(t, 3)
+	l := e.Leader()
+	c := connectTo(t, e, l)
+	mustCreate(t, c, "/a", "")
+	e.Net.Isolate(e.RaftID(l))
+	// A write sent to the cut-off leader cannot commit: its outcome is
+	// unknown, so the client gets ConnectionLoss, never a hang.
+	_, err := c.Create(ctxT(t), "/lost", nil, client.Persistent, client.OpenACL)
+	if !errors.Is(err, client.ErrConnectionLoss) {
+		t.Fatalf("write on an isolated leader: %v, want ConnectionLoss", err)
+	}
+	e.WaitNotServing(l)
+	// The majority elected another leader.
+	var nl int
+	for _, i := range e.All() {
+		if i != l {
+			e.WaitServing(i)
+			if e.Member(i).Mode() == "leader" {
+				nl = i
+			}
+		}
+	}
+	if nl == l {
+		t.Fatal("no new leader")
+	}
+	e.Net.Heal()
+	e.WaitServing(l)
+	e.WaitCaughtUp()
+	// The lost write never happened (it was never committed), on any member.
+	for _, i := range e.All() {
+		ci := connectTo(t, e, i)
+		if _, ok, err := ci.Exists(ctxT(t), "/lost"); err != nil || ok {
+			t.Fatalf("member %d: /lost exists=%v err=%v", i+1, ok, err)
+		}
+	}
+}
+
+func TestEnsembleFollowerRestartsFromDisk(t *testing.T) {
+	e := servertest.StartTestEnsemble(t, 3)
+	f := e.Followers()[0]
+	c := connectTo(t, e, e.Leader())
+	mustCreate(t, c, "/kept", "before")
+	e.WaitCaughtUp()
+	e.Stop(f)
+	mustCreate(t, c, "/while-down", "x")
+	e.Restart(f)
+	e.WaitServing(f)
+	e.WaitCaughtUp()
+	cf := connectTo(t, e, f)
+	if got := get(t, cf, "/kept"); got != "before" {
+		t.Fatalf("/kept = %q", got)
+	}
+	if got := get(t, cf, "/while-down"); got != "x" {
+		t.Fatalf("/while-down = %q", got)
+	}
+}
+
+func TestEnsembleWipedMemberRejoins(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		snapCount int
+	}{
+		// The leader compacted its log: the member is caught up by snapshot.
+		{"by snapshot", 20},
+		// The leader still has its whole log: the member must be reset (the
+		// leader believed it held entries it lost) and is caught up by entries.
+		{"by log after reset", 100000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := servertest.StartTestEnsemble(t, 3, servertest.WithMemberConfig(func(c *server.Config) {
+				c.SnapCount = tc.snapCount
+			}))
+			f := e.Followers()[0]
+			c := connectTo(t, e, e.Leader())
+			for i := 0; i < 60; i++ {
+				mustCreate(t, c, fmt.Sprintf("/n%03d", i), fmt.Sprint(i))
+			}
+			e.WaitCaughtUp()
+			e.Stop(f)
+			e.Wipe(f)
+			for i := 60; i < 120; i++ {
+				mustCreate(t, c, fmt.Sprintf("/n%03d", i), fmt.Sprint(i))
+			}
+			e.Restart(f)
+			e.WaitServing(f)
+			e.WaitCaughtUp()
+			cf := connectTo(t, e, f)
+			kids, _, err := cf.Children(ctxT(t), "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(kids) != 121 { // 120 + zookeeper
+				t.Fatalf("wiped member serves %d children of /, want 121", len(kids))
+			}
+			for _, p := range []string{"/n000", "/n059", "/n119"} {
+				if got, want := get(t, cf, p), p[2:]; strings.TrimLeft(want, "0") != got && !(got == "0" && want == "000") {
+					t.Fatalf("%s = %q", p, got)
+				}
+			}
+			// It votes and serves like any member afterwards.
+			e.Stop(e.Leader())
+			e.Leader()
+			mustCreate(t, cf, "/after-wipe", "")
+		})
+	}
+}
+
+func TestEnsembleOnlyTheLeaderExpiresSessionsAndALeaderChangeKeepsThem(t *testing.T) {
+	e := servertest.StartTestEnsemble(t, 3)
+	l := e.Leader()
+	fs := e.Followers()
+	alive := connectTo(t, e, fs[0])
+	doomed := connectTo(t, e, fs[1])
+	mustCreate(t, alive, "/alive", "")
+	if _, err := alive.Create(ctxT(t), "/alive/eph", nil, client.Ephemeral, client.OpenACL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := doomed.Create(ctxT(t), "/doomed", nil, client.Ephemeral, client.OpenACL); err != nil {
+		t.Fatal(err)
+	}
+	doomed.Close() // closeSession: gone everywhere at once
+	// Time passes beyond every timeout. A follower asked to expire does
+	// nothing: only the leader decides.
+	now := e.Clock.Advance(time.Minute)
+	e.Member(fs[0]).ExpireSessions(now)
+	// The live client is heard from, and its member forwards that.
+	if _, _, err := alive.Exists(ctxT(t), "/alive"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Member(fs[0]).ForwardTouches(); err != nil {
+		t.Fatal(err)
+	}
+	e.Member(l).ExpireSessions(now)
+	if _, ok, err := alive.Exists(ctxT(t), "/alive/eph"); err != nil || !ok {
+		t.Fatalf("the live session's ephemeral: exists=%v err=%v", ok, err)
+	}
+	// A new leader gives every session a fresh timeout: stopping the
+	// leader does not expire the live session.
+	e.Stop(l)
+	nl := e.Leader()
+	e.Member(nl).ExpireSessions(e.Clock.Now())
+	if _, ok, err := alive.Exists(ctxT(t), "/alive/eph"); err != nil || !ok {
+		t.Fatalf("after the leader change: exists=%v err=%v", ok, err)
+	}
+	// When the client goes silent, the leader expires it, and its
+	// ephemeral vanishes on every member.
+	sid := alive.SessionID()
+	_ = sid
+	alive.Close()
+	e.WaitCaughtUp()
+	for _, i := range e.All() {
+		if e.Member(i) == nil {
+			continue
+		}
+		ci := connectTo(t, e, i)
+		if _, ok, err := ci.Exists(ctxT(t), "/alive/eph"); err != nil || ok {
+			t.Fatalf("member %d: /alive/eph exists=%v err=%v after its session closed", i+1, ok, err)
+		}
+	}
+}
