@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +330,76 @@ func TestEnsembleOnlyTheLeaderExpiresSessionsAndALeaderChangeKeepsThem(t *testin
 		if _, ok, err := ci.Exists(ctxT(t), "/alive/eph"); err != nil || ok {
 			t.Fatalf("member %d: /alive/eph exists=%v err=%v after its session closed", i+1, ok, err)
 		}
+	}
+}
+
+// fourLetter sends a four-letter word to addr and returns the answer.
+func fourLetter(t *testing.T, addr, cmd string) string {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := nc.Write([]byte(cmd)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(nc)
+	return string(b)
+}
+
+func TestEnsembleFourLetterWordsAndConfigNode(t *testing.T) {
+	e := servertest.StartTestEnsemble(t, 4, servertest.WithObservers(1))
+	l := e.Leader()
+	modes := map[string]int{}
+	for i := range 4 {
+		srvr := fourLetter(t, e.Addr(i), "srvr")
+		for _, line := range strings.Split(srvr, "\n") {
+			if m, ok := strings.CutPrefix(line, "Mode: "); ok {
+				modes[m]++
+			}
+		}
+	}
+	if modes["leader"] != 1 || modes["follower"] != 2 || modes["observer"] != 1 {
+		t.Fatalf("srvr modes %v, want leader 1, follower 2, observer 1", modes)
+	}
+	// Followers count as synced once they answer the new leader.
+	mntr := fourLetter(t, e.Addr(l), "mntr")
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(mntr, "zk_learners\t3\n") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+		mntr = fourLetter(t, e.Addr(l), "mntr")
+	}
+	for _, want := range []string{"zk_server_state\tleader\n", "zk_peer_state\tleading - broadcast\n",
+		"zk_quorum_size\t2\n", "zk_synced_followers\t2\n", "zk_synced_observers\t1\n", "zk_learners\t3\n"} {
+		if !strings.Contains(mntr, want) {
+			t.Errorf("leader's mntr lacks %q:\n%s", want, mntr)
+		}
+	}
+	conf := fourLetter(t, e.Addr(l), "conf")
+	if !strings.Contains(conf, "membership: \nserver.1=127.0.0.1:2888:3888:participant") ||
+		!strings.Contains(conf, "server.4=127.0.0.1:2888:3888:observer") {
+		t.Errorf("conf lacks the membership:\n%s", conf)
+	}
+	c := connectTo(t, e, 3) // the observer serves clients and forwards writes
+	mustCreate(t, c, "/via-observer", "x")
+	data, _, err := c.Get(ctxT(t), "/zookeeper/config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(data); !strings.HasPrefix(got, "server.1=") || !strings.HasSuffix(got, "\nversion=0") ||
+		strings.Count(got, "\n") != 4 {
+		t.Fatalf("/zookeeper/config = %q", got)
+	}
+	// A member cut off from the others answers as ZooKeeper does while it
+	// looks for a leader.
+	f := e.Followers()[0]
+	e.Net.Isolate(e.RaftID(f))
+	e.WaitNotServing(f)
+	if got := fourLetter(t, e.Addr(f), "srvr"); got != "This ZooKeeper instance is not currently serving requests\n" {
+		t.Fatalf("srvr on a member without a leader = %q", got)
+	}
+	if got := fourLetter(t, e.Addr(f), "ruok"); got != "imok" {
+		t.Fatalf("ruok = %q", got)
 	}
 }

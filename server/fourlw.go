@@ -67,9 +67,22 @@ func (c *conn) fourLetterWord(cmd string, br *bufio.Reader) {
 	io.WriteString(c.nc, out)
 }
 
+// notServing is what a member without a leader answers most four-letter
+// words with, as ZooKeeper does while it elects.
+const notServing = "This ZooKeeper instance is not currently serving requests\n"
+
 // fourLetterText builds the output of one 4lw command.
 func (s *Server) fourLetterText(cmd string) string {
 	var b strings.Builder
+	if !s.Serving() {
+		switch cmd {
+		case "ruok", "envi", "gtmk", "stmk", "conf":
+		case "isro":
+			return "null"
+		default:
+			return notServing
+		}
+	}
 	switch cmd {
 	case "ruok":
 		return "imok"
@@ -192,7 +205,7 @@ func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 	fmt.Fprintf(b, "Connections: %d\n", len(s.connList()))
 	fmt.Fprintf(b, "Outstanding: %d\n", s.outstanding())
 	fmt.Fprintf(b, "Zxid: 0x%x\n", s.lastZxid.Load())
-	fmt.Fprintf(b, "Mode: standalone\n")
+	fmt.Fprintf(b, "Mode: %s\n", s.Mode())
 	s.node.RLock()
 	// ZooKeeper's node map holds the root twice ("" and "/"): count it so.
 	nodes := s.node.FSM().Tree().NodeCount() + 1
@@ -246,7 +259,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 		v any
 	}{
 		{"version", fullVersion()},
-		{"server_state", "standalone"},
+		{"server_state", s.Mode()},
 		{"avg_latency", javaDouble(lavg)},
 		{"max_latency", lmax},
 		{"min_latency", lmin},
@@ -275,6 +288,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	for _, l := range lines {
 		fmt.Fprintf(b, "zk_%s\t%v\n", l.k, l.v)
 	}
+	s.writeQuorumMntr(b)
 }
 
 func (s *Server) writeEnvi(b *strings.Builder) {

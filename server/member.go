@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,6 +119,7 @@ func (s *Server) roleChanged(r node.Role) {
 // sync.
 func (s *Server) installed() {
 	f := s.node.FSM()
+	f.SetMembership([]byte(s.cfg.MembershipText()))
 	s.lastZxid.Store(f.LastZxid())
 	now := s.now()
 	s.sessMu.Lock()
@@ -234,3 +236,39 @@ func (s *Server) LastZxid() int64 { return s.lastZxid.Load() }
 // longer leader). The timer loop calls it every half tick; tests with
 // timers off call it themselves. On the leader it does nothing.
 func (s *Server) ForwardTouches() error { return s.forwardTouches(true) }
+
+// writeQuorumMntr adds what an ensemble member reports in mntr: its peer
+// state and the quorum size, and on the leader its followers.
+func (s *Server) writeQuorumMntr(b *strings.Builder) {
+	if s.node.Standalone() {
+		return
+	}
+	role := s.node.Role()
+	peer := map[node.Role]string{
+		node.Leading: "leading - broadcast", node.Following: "following - broadcast",
+		node.Observing: "observing - broadcast", node.Looking: "looking",
+	}[role]
+	voters := s.cfg.Participants()
+	fmt.Fprintf(b, "zk_peer_state\t%s\n", peer)
+	fmt.Fprintf(b, "zk_quorum_size\t%d\n", voters/2+1)
+	if role != node.Leading {
+		return
+	}
+	var learners, followers, observers, nonVoting int
+	for _, p := range s.node.Peers() {
+		if !p.Synced {
+			continue
+		}
+		learners++
+		if p.Learner {
+			observers++
+		} else {
+			followers++
+		}
+	}
+	fmt.Fprintf(b, "zk_learners\t%d\n", learners)
+	fmt.Fprintf(b, "zk_synced_followers\t%d\n", followers)
+	fmt.Fprintf(b, "zk_synced_non_voting_followers\t%d\n", nonVoting)
+	fmt.Fprintf(b, "zk_synced_observers\t%d\n", observers)
+	fmt.Fprintf(b, "zk_pending_syncs\t%d\n", 0)
+}

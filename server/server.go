@@ -215,11 +215,20 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.saslUsers = users
 	}
 
+	if v := cfg.Participants(); !cfg.Standalone() && v%2 == 0 {
+		s.log.Warn("an even number of voting members tolerates no more failures than one fewer: use 3 or 5",
+			"voters", v, "tolerates_failures", (v-1)/2)
+	}
 	nd, err := node.Open(s.nodeConfig(fsmOpts, opts))
 	if err != nil {
 		return nil, err
 	}
 	s.node = nd
+	if !cfg.Standalone() {
+		nd.Lock()
+		nd.FSM().SetMembership([]byte(cfg.MembershipText()))
+		nd.Unlock()
+	}
 	if err := nd.Run(); err != nil {
 		return nil, err
 	}

@@ -47,10 +47,6 @@ func runServer(args []string) error {
 	for _, w := range cfg.Warnings {
 		log.Warn("config: " + w)
 	}
-	if len(cfg.Servers) > 1 {
-		log.Warn("config names ensemble members (server.N); ensembles are not implemented yet, serving standalone",
-			"servers", len(cfg.Servers))
-	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create dataDir: %w", err)
 	}

@@ -49,6 +49,23 @@ func (c Config) ConfText(dataDirSize, dataLogSize int64) string {
 	fmt.Fprintf(&b, "maxSessionTimeout=%d\n", maxMs)
 	fmt.Fprintf(&b, "clientPortListenBacklog=%d\n", c.ClientPortListenBacklog)
 	fmt.Fprintf(&b, "serverId=%d\n", serverID)
+	if c.Standalone() {
+		return b.String()
+	}
+	// A quorum peer adds its quorum settings and the membership
+	// (QuorumPeer.dumpConf).
+	self, _ := c.Self()
+	peerType := 0
+	if self.Observer {
+		peerType = 1
+	}
+	fmt.Fprintf(&b, "initLimit=%d\n", c.InitLimit)
+	fmt.Fprintf(&b, "syncLimit=%d\n", c.SyncLimit)
+	fmt.Fprintf(&b, "electionAlg=3\n")
+	fmt.Fprintf(&b, "electionPort=%d\n", self.ElectionPort)
+	fmt.Fprintf(&b, "quorumPort=%d\n", self.PeerPort)
+	fmt.Fprintf(&b, "peerType=%d\n", peerType)
+	fmt.Fprintf(&b, "membership: \n%s\n", c.MembershipText())
 	return b.String()
 }
 
@@ -59,4 +76,46 @@ func versionDir(dir string) string {
 		dir = abs
 	}
 	return filepath.Join(dir, "version-2")
+}
+
+// MembershipText returns the content of /zookeeper/config for the server
+// lines, in ZooKeeper's format (QuorumVerifier.toString): one line per
+// server, in id order,
+//
+//	server.1=10.0.0.1:2888:3888:participant;0.0.0.0:2181
+//
+// then "version=<hex>" (0 for a static configuration), with no final
+// newline. A server without a client address in its line gets this
+// server's clientPortAddress:clientPort when it is this server, else
+// none, as ZooKeeper prints it.
+func (c Config) MembershipText() string {
+	var b strings.Builder
+	for _, s := range c.Servers {
+		role := "participant"
+		if s.Observer {
+			role = "observer"
+		}
+		fmt.Fprintf(&b, "server.%d=%s:%d:%d:%s", s.ID, hostText(s.Host), s.PeerPort, s.ElectionPort, role)
+		host, port := s.ClientHost, s.ClientPort
+		if port == 0 && s.ID == c.MyID && c.ClientPort > 0 {
+			host, port = c.ClientPortAddress, c.ClientPort
+		}
+		if port > 0 {
+			if host == "" {
+				host = "0.0.0.0"
+			}
+			fmt.Fprintf(&b, ";%s:%d", hostText(host), port)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("version=0")
+	return b.String()
+}
+
+// hostText brackets an IPv6 literal, as server lines write it.
+func hostText(h string) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return h
 }

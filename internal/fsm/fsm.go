@@ -341,3 +341,6 @@ func (f *FSM) CheckPassword(id int64, passwd []byte) bool {
 	s, ok := f.sessions[id]
 	return ok && id != 0 && bytes.Equal(s.Passwd, passwd)
 }
+
+// SetMembership sets the data of /zookeeper/config (tree.SetConfig).
+func (f *FSM) SetMembership(data []byte) { f.tree.SetConfig(data) }

@@ -315,8 +315,10 @@ type Peer struct {
 	Match uint64
 	// Learner is set for observers.
 	Learner bool
-	// Active is set when the leader heard from it recently.
-	Active bool
+	// Synced is set while the leader streams entries to it (it answers
+	// and is in step); not while it is down, behind or being sent a
+	// snapshot.
+	Synced bool
 }
 
 // Peers returns, on the leader, the replication state of every other
@@ -327,7 +329,7 @@ func (n *Node) Peers() []Peer {
 		if p.ID == n.cfg.ID.RaftID() {
 			continue
 		}
-		out = append(out, Peer{ID: MemberOf(p.ID), Match: p.Match, Learner: p.Learner, Active: p.Active})
+		out = append(out, Peer{ID: MemberOf(p.ID), Match: p.Match, Learner: p.Learner, Synced: p.Replicating})
 	}
 	return out
 }

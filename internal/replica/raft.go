@@ -373,7 +373,7 @@ func (n *Node) publishProgress() {
 	}
 	var ps []PeerProgress
 	n.rn.WithProgress(func(id uint64, typ raft.ProgressType, pr tracker.Progress) {
-		ps = append(ps, PeerProgress{ID: id, Match: pr.Match, Learner: pr.IsLearner, Active: pr.RecentActive})
+		ps = append(ps, PeerProgress{ID: id, Match: pr.Match, Learner: pr.IsLearner, Replicating: pr.State == tracker.StateReplicate})
 	})
 	n.progress.Store(&ps)
 }
@@ -564,7 +564,10 @@ type PeerProgress struct {
 	ID      uint64
 	Match   uint64
 	Learner bool
-	Active  bool
+	// Replicating is set while the leader streams entries to it (raft's
+	// StateReplicate): it answers and is in step. A member that is down,
+	// behind or being sent a snapshot is not.
+	Replicating bool
 }
 
 // Progress returns, on the leader, every member's replication state as of

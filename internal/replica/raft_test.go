@@ -1,9 +1,7 @@
 package replica
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +9,8 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/wardenzk/warden/internal/transport"
 )
 
 // memWAL records what the node saved, as a real WAL would make durable.
@@ -20,14 +20,19 @@ type memWAL struct {
 	ents  []*raftpb.Entry
 	snap  *raftpb.SnapshotMetadata
 	saves int
+	// syncs counts the saves raft said must be durable.
+	syncs int
 	// released is the highest index passed to ReleaseTo.
 	released uint64
 }
 
-func (w *memWAL) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
+func (w *memWAL) Save(hs *raftpb.HardState, ents []*raftpb.Entry, mustSync bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.saves++
+	if mustSync {
+		w.syncs++
+	}
 	if hs != nil && !raft.IsEmptyHardState(hs) {
 		w.hs = proto.Clone(hs).(*raftpb.HardState)
 	}
@@ -79,217 +84,231 @@ func (w *memWAL) recover(t *testing.T) (*raft.MemoryStorage, uint64) {
 	return ms, w.snap.GetIndex()
 }
 
-type memSnaps struct {
-	mu    sync.Mutex
-	saved []*raftpb.SnapshotMetadata
-	data  [][]byte
+// member is one raft loop under test and what it handed over.
+type member struct {
+	id      uint64
+	wal     *memWAL
+	node    *Node
+	updates chan Update
+
+	mu       sync.Mutex
+	pending  [][]byte
+	applied  []string
+	statuses []Status
 }
 
-func (s *memSnaps) Save(meta *raftpb.SnapshotMetadata, write func(io.Writer) error) error {
-	var b bytes.Buffer
-	if err := write(&b); err != nil {
-		return err
+func (m *member) proposals() []Proposal {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Proposal
+	for _, p := range m.pending {
+		out = append(out, Proposal{Data: p})
 	}
-	s.mu.Lock()
-	s.saved = append(s.saved, meta)
-	s.data = append(s.data, b.Bytes())
-	s.mu.Unlock()
-	return nil
+	m.pending = nil
+	return out
 }
 
-// applier collects applied entries; waitFor blocks until it has n.
-type applier struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	got     []string
-	indexes []uint64
+func (m *member) propose(data string) {
+	m.mu.Lock()
+	m.pending = append(m.pending, []byte(data))
+	m.mu.Unlock()
+	m.node.Wake()
 }
 
-func newApplier() *applier {
-	a := &applier{}
-	a.cond = sync.NewCond(&a.mu)
-	return a
+// drain records what the loop hands over, checking that every entry was
+// in the WAL first.
+func (m *member) drain(t *testing.T, done <-chan struct{}) {
+	for {
+		select {
+		case u := <-m.updates:
+			m.wal.mu.Lock()
+			var walLast uint64
+			if n := len(m.wal.ents); n > 0 {
+				walLast = m.wal.ents[n-1].GetIndex()
+			}
+			m.wal.mu.Unlock()
+			m.mu.Lock()
+			for _, e := range u.Entries {
+				if e.GetIndex() > walLast {
+					t.Errorf("member %d: entry %d handed over before it was in the WAL (last %d)", m.id, e.GetIndex(), walLast)
+				}
+				if e.GetType() == raftpb.EntryType_EntryNormal && len(e.GetData()) > 0 {
+					m.applied = append(m.applied, string(e.GetData()))
+				}
+			}
+			if u.Status != nil {
+				m.statuses = append(m.statuses, *u.Status)
+			}
+			m.mu.Unlock()
+		case <-done:
+			return
+		}
+	}
 }
 
-func (a *applier) apply(index, term uint64, data []byte) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.got = append(a.got, string(data))
-	a.indexes = append(a.indexes, index)
-	a.cond.Broadcast()
+func (m *member) got() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.applied...)
 }
 
-func (a *applier) waitFor(t *testing.T, n int) {
+// startMembers starts n raft loops over an in-memory network.
+func startMembers(t *testing.T, n int) ([]*member, *transport.Network) {
 	t.Helper()
-	timer := time.AfterFunc(10*time.Second, func() {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		t.Errorf("applied %d of %d entries within 10s", len(a.got), n)
-		n = -1
-		a.cond.Broadcast()
+	netw := transport.NewNetwork(1)
+	var voters []uint64
+	for i := 1; i <= n; i++ {
+		voters = append(voters, uint64(i))
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var ms []*member
+	for i := 1; i <= n; i++ {
+		m := &member{id: uint64(i), wal: &memWAL{snap: BootstrapSnapshot(voters, nil)}, updates: make(chan Update, 16)}
+		st, applied := m.wal.recover(t)
+		tr := netw.Join(m.id, nil)
+		node, err := StartNode(Config{
+			ID: m.id, Storage: st, Applied: applied, WAL: m.wal, Transport: tr,
+			Updates: m.updates, Proposals: m.proposals, Tick: time.Millisecond,
+			Campaign: n == 1, Fatal: func(err error) { t.Errorf("fatal: %v", err) },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Start(node)
+		m.node = node
+		wg.Add(1)
+		go func() { defer wg.Done(); m.drain(t, done) }()
+		t.Cleanup(func() { tr.Close() })
+		ms = append(ms, m)
+	}
+	t.Cleanup(func() {
+		for _, m := range ms {
+			m.node.Stop()
+		}
+		close(done)
+		wg.Wait()
 	})
-	defer timer.Stop()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for n >= 0 && len(a.got) < n {
-		a.cond.Wait()
-	}
-	if n < 0 {
-		t.FailNow()
-	}
+	return ms, netw
 }
 
 // waitUntil polls cond (bounded at 10s).
-func waitUntil(t *testing.T, cond func() bool) {
+func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
+			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
-func startTestNode(t *testing.T, wal *memWAL, ms *raft.MemoryStorage, applied uint64, snaps *memSnaps, a *applier, snapCount uint64) *Node {
-	t.Helper()
-	n, err := StartNode(Config{
-		ID: 1, Storage: ms, Applied: applied, WAL: wal, Snapshots: snaps, SnapCount: snapCount,
-		TakeSnapshot: func() func(io.Writer) error {
-			a.mu.Lock()
-			state := fmt.Sprint(len(a.got))
-			a.mu.Unlock()
-			return func(w io.Writer) error { _, err := io.WriteString(w, state); return err }
-		},
-		Apply: a.apply,
-		Tick:  time.Millisecond,
-		Fatal: func(err error) { t.Errorf("fatal: %v", err) },
-	})
-	if err != nil {
-		t.Fatal(err)
+func leaderOf(ms []*member) *member {
+	for _, m := range ms {
+		if m.node.Status().State == raft.StateLeader {
+			return m
+		}
 	}
-	return n
+	return nil
 }
 
-func TestNodeAppliesDurableEntriesInOrderAndRecovers(t *testing.T) {
-	wal := &memWAL{snap: BootstrapSnapshot(1)}
-	ms, applied := wal.recover(t)
-	snaps := &memSnaps{}
-	const rounds, per = 5, 150
-	const n1 = rounds * per
-	a := newApplier()
-	node := startTestNode(t, wal, ms, applied, snaps, a, 100)
-	for r := 0; r < rounds; r++ {
-		for i := r * per; i < (r+1)*per; i++ {
-			if err := node.Propose([]byte(fmt.Sprint(i))); err != nil {
-				t.Fatal(err)
+func TestAloneCampaignsAndHandsOverInOrderAfterTheWAL(t *testing.T) {
+	ms, _ := startMembers(t, 1)
+	m := ms[0]
+	waitUntil(t, "leadership", func() bool { return leaderOf(ms) == m })
+	const n = 500
+	for i := 0; i < n; i++ {
+		m.propose(fmt.Sprint(i))
+	}
+	waitUntil(t, "every entry handed over", func() bool { return len(m.got()) == n })
+	for i, g := range m.got() {
+		if g != fmt.Sprint(i) {
+			t.Fatalf("entry %d handed over as %q", i, g)
+		}
+	}
+	m.wal.mu.Lock()
+	defer m.wal.mu.Unlock()
+	if m.wal.syncs == 0 || m.wal.syncs > m.wal.saves {
+		t.Fatalf("%d synced saves of %d", m.wal.syncs, m.wal.saves)
+	}
+}
+
+func TestThreeMembersReplicateAndFollowersForwardProposals(t *testing.T) {
+	ms, _ := startMembers(t, 3)
+	waitUntil(t, "a leader", func() bool { return leaderOf(ms) != nil })
+	l := leaderOf(ms)
+	var f *member
+	for _, m := range ms {
+		if m != l {
+			f = m
+		}
+	}
+	waitUntil(t, "the follower knows the leader", func() bool { return f.node.Status().Lead == l.id })
+	l.propose("from the leader")
+	f.propose("from a follower")
+	for _, m := range ms {
+		waitUntil(t, fmt.Sprintf("member %d applies both", m.id), func() bool { return len(m.got()) == 2 })
+	}
+	want := fmt.Sprint(ms[0].got())
+	for _, m := range ms {
+		if got := fmt.Sprint(m.got()); got != want {
+			t.Fatalf("member %d applied %s, member 1 %s", m.id, got, want)
+		}
+		m.mu.Lock()
+		last := m.statuses[len(m.statuses)-1]
+		m.mu.Unlock()
+		if last.Lead != l.id {
+			t.Fatalf("member %d's last status names leader %d, want %d", m.id, last.Lead, l.id)
+		}
+	}
+}
+
+func TestMinorityPartitionCannotCommit(t *testing.T) {
+	ms, netw := startMembers(t, 3)
+	waitUntil(t, "a leader", func() bool { return leaderOf(ms) != nil })
+	l := leaderOf(ms)
+	netw.Isolate(l.id)
+	waitUntil(t, "the isolated leader steps down", func() bool { return l.node.Status().State != raft.StateLeader })
+	l.propose("lost")
+	var others []*member
+	for _, m := range ms {
+		if m != l {
+			others = append(others, m)
+		}
+	}
+	waitUntil(t, "a new leader", func() bool { nl := leaderOf(others); return nl != nil })
+	nl := leaderOf(others)
+	nl.propose("kept")
+	netw.Heal()
+	for _, m := range ms {
+		waitUntil(t, fmt.Sprintf("member %d applies the majority's entry", m.id), func() bool { return len(m.got()) >= 1 })
+		for _, g := range m.got() {
+			if g == "lost" {
+				t.Fatalf("member %d applied an entry proposed in a minority", m.id)
 			}
 		}
-		a.waitFor(t, (r+1)*per)
-		// Snapshots are written in the background one at a time: let this
-		// round's finish (and be marked in the WAL) before the next.
-		waitUntil(t, func() bool {
-			wal.mu.Lock()
-			defer wal.mu.Unlock()
-			return wal.snap.GetIndex() >= uint64(r*per)
-		})
-	}
-	node.Stop()
-	for i, got := range a.got {
-		if got != fmt.Sprint(i) {
-			t.Fatalf("entry %d applied as %q", i, got)
-		}
-		if i > 0 && a.indexes[i] <= a.indexes[i-1] {
-			t.Fatalf("indexes not increasing: %v", a.indexes[i-1:i+1])
-		}
-	}
-	// Every applied entry was saved to the WAL first.
-	wal.mu.Lock()
-	last := wal.ents[len(wal.ents)-1].GetIndex()
-	saves := wal.saves
-	wal.mu.Unlock()
-	if last < a.indexes[n1-1] {
-		t.Fatalf("applied index %d beyond the WAL's last entry %d", a.indexes[n1-1], last)
-	}
-	if saves >= n1 {
-		t.Logf("note: %d WAL saves for %d proposals (no batching happened)", saves, n1)
-	}
-	// Snapshots were taken every ~100 entries and the log compacted
-	// behind the previous one.
-	snaps.mu.Lock()
-	nsnaps := len(snaps.saved)
-	snaps.mu.Unlock()
-	if nsnaps < 3 {
-		t.Fatalf("%d snapshots for %d entries in %d rounds with SnapCount 100", nsnaps, n1, rounds)
-	}
-	if wal.snap.GetIndex() <= 1 || wal.released == 0 || wal.released >= wal.snap.GetIndex() {
-		t.Fatalf("snapshot marker %d, released to %d: want 1 < released < marker", wal.snap.GetIndex(), wal.released)
-	}
-
-	// Restart from what the WAL holds: only entries after the snapshot
-	// are applied again, then new proposals continue the log.
-	ms2, applied2 := wal.recover(t)
-	// What must be applied again: the data entries after the snapshot
-	// (empty leader entries are never applied), then the new proposal.
-	var want []string
-	for i, idx := range a.indexes {
-		if idx > applied2 {
-			want = append(want, a.got[i])
-		}
-	}
-	want = append(want, "after restart")
-	b := newApplier()
-	node2 := startTestNode(t, wal, ms2, applied2, snaps, b, 100)
-	defer node2.Stop()
-	if err := node2.Propose([]byte("after restart")); err != nil {
-		t.Fatal(err)
-	}
-	b.waitFor(t, len(want))
-	if fmt.Sprint(b.got) != fmt.Sprint(want) {
-		t.Fatalf("after restart applied %v, want %v", b.got, want)
-	}
-	if b.indexes[0] <= applied2 {
-		t.Fatalf("replay applied index %d, at or before the snapshot %d", b.indexes[0], applied2)
-	}
-	term, _ := ms2.Term(b.indexes[len(b.indexes)-1])
-	if term <= 1 {
-		t.Fatalf("the restarted member did not start a new term: %d", term)
 	}
 }
 
-func TestSnapshotBySize(t *testing.T) {
-	wal := &memWAL{snap: BootstrapSnapshot(1)}
-	ms, applied := wal.recover(t)
-	snaps := &memSnaps{}
-	a := newApplier()
-	n, err := StartNode(Config{
-		ID: 1, Storage: ms, Applied: applied, WAL: wal, Snapshots: snaps,
-		SnapCount: 1 << 30, SnapBytes: 10 << 10, // count never triggers; 10 KiB does
-		TakeSnapshot: func() func(io.Writer) error { return func(io.Writer) error { return nil } },
-		Apply:        a.apply, Tick: time.Millisecond,
-		Fatal: func(err error) { t.Errorf("fatal: %v", err) },
-	})
-	if err != nil {
-		t.Fatal(err)
+func TestProposeWithoutLeaderIsDropped(t *testing.T) {
+	ms, netw := startMembers(t, 3)
+	netw.Partition() // nobody talks: no leader can be elected
+	m := ms[0]
+	dropped := make(chan error, 1)
+	m.mu.Lock()
+	m.pending = nil
+	m.mu.Unlock()
+	m.node.cfg.Proposals = func() []Proposal {
+		return []Proposal{{Data: []byte("x"), Dropped: func(err error) { dropped <- err }}}
 	}
-	defer n.Stop()
-	for i := 0; i < 30; i++ { // 30 KiB of data
-		n.Propose(bytes.Repeat([]byte{'x'}, 1024))
-		a.waitFor(t, i+1)
-	}
-	waitUntil(t, func() bool {
-		snaps.mu.Lock()
-		defer snaps.mu.Unlock()
-		return len(snaps.saved) >= 2
-	})
-}
-
-func TestProposeAfterStopFails(t *testing.T) {
-	wal := &memWAL{snap: BootstrapSnapshot(1)}
-	ms, applied := wal.recover(t)
-	node := startTestNode(t, wal, ms, applied, nil, newApplier(), 100)
-	node.Stop()
-	if err := node.Propose([]byte("x")); err != ErrStopped {
-		t.Fatalf("Propose after Stop = %v", err)
+	m.node.Wake()
+	select {
+	case err := <-dropped:
+		if err != raft.ErrProposalDropped {
+			t.Fatalf("dropped with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a proposal without a leader was neither committed nor dropped")
 	}
 }

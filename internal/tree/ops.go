@@ -312,3 +312,12 @@ func (t *Tree) ExpiryCandidates(now int64, maxNeverUsed int64) []string {
 	slices.Sort(out)
 	return out
 }
+
+// SetConfig replaces the data of /zookeeper/config with the ensemble's
+// membership text. Each server sets it from its configuration, not through
+// the log (as ZooKeeper does for a static configuration), so its stat does
+// not change and no watch fires.
+func (t *Tree) SetConfig(data []byte) {
+	n := t.modify(configPath)
+	t.setNodeData(n, data)
+}
