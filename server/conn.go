@@ -284,8 +284,9 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		return false
 	}
 	if last := c.srv.lastZxid.Load(); req.LastZxidSeen > last {
-		c.log.Warn("client has seen a newer zxid than this server; refusing it so it tries another server",
-			"client_zxid", zxidHex(req.LastZxidSeen), "server_zxid", zxidHex(last))
+		// ZooKeeper's words, so operators recognise the line.
+		c.log.Warn(fmt.Sprintf("Refusing session request for client %s as it has seen zxid %s our last zxid is %s client must try another server",
+			c.nc.RemoteAddr(), zxidHex(req.LastZxidSeen), zxidHex(last)))
 		return false
 	}
 	minT, maxT := c.srv.cfg.SessionTimeoutBounds()

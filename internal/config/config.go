@@ -421,5 +421,13 @@ func (c *Config) validateQuorum() error {
 	if _, ok := c.Self(); !ok {
 		return bad("myid %d has no server.%d line", c.MyID, c.MyID)
 	}
+	// Never a silent downgrade: peer traffic that zoo.cfg asks to secure
+	// is refused until Warden can secure it.
+	for _, key := range []string{"sslQuorum", "quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl"} {
+		if v, ok := c.Lookup(key); ok && strings.EqualFold(strings.TrimSpace(v), "true") {
+			return bad("%s=true: Warden cannot yet secure the traffic between ensemble members (TLS or SASL on the quorum port), "+
+				"and will not run an ensemble that is weaker than the configuration asks; remove the key only if the members' network is trusted", key)
+		}
+	}
 	return nil
 }

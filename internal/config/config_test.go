@@ -498,3 +498,27 @@ func TestConfText(t *testing.T) {
 		t.Errorf("ConfText =\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestQuorumSecurityKeysRefused(t *testing.T) {
+	for _, key := range []string{"sslQuorum", "quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl", "zookeeper.sslQuorum"} {
+		t.Run(key, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "myid"), []byte("1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			text := "tickTime=2000\ninitLimit=10\nsyncLimit=5\nclientPort=2181\ndataDir=" + dir + "\n" +
+				"server.1=127.0.0.1:2888:3888\nserver.2=127.0.0.2:2888:3888\nserver.3=127.0.0.3:2888:3888\n" + key + "=true\n"
+			path := filepath.Join(dir, "zoo.cfg")
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Load(path)
+			if err == nil {
+				err = c.Validate()
+			}
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "cannot yet secure") {
+				t.Fatalf("%s=true in an ensemble: %v, want a refusal", key, err)
+			}
+		})
+	}
+}
