@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +17,19 @@ type walModel struct {
 	snap uint64
 	hs   *raftpb.HardState
 	ents []*raftpb.Entry // entries after snap
+	// unsynced are the HardStates saved without mustSync after hs, which
+	// ReadAll may return instead of it: the next synced call makes the
+	// last of them hs.
+	unsynced []*raftpb.HardState
+}
+
+// synced is m after a call that synced: every HardState written is durable.
+func (m walModel) synced() walModel {
+	if len(m.unsynced) > 0 {
+		m.hs = m.unsynced[len(m.unsynced)-1]
+		m.unsynced = nil
+	}
+	return m
 }
 
 func (m walModel) last() uint64 {
@@ -27,10 +41,13 @@ func (m walModel) last() uint64 {
 
 // crashWorkload drives a WAL the way a raft Ready loop does: batches of
 // entries with a hard state, and now and then a snapshot marker and a
-// release. It records in acked what each successful call made durable and in
-// inflight what the failing call (if any) tried to add. It stops at the
-// first error.
-func crashWorkload(fs *MemFS, acked, inflight *walModel) {
+// release. With unsyncedCommit, it saves as a lone raft member does: each
+// batch synced with an unchanged hard state, then the commit of the batch
+// without mustSync; otherwise each batch goes with the commit of the
+// previous one in one synced Save. It records in acked what each
+// successful call made durable and in inflight what the failing call (if
+// any) tried to add. It stops at the first error.
+func crashWorkload(fs *MemFS, unsyncedCommit bool, acked, inflight *walModel) {
 	*acked = walModel{hs: &raftpb.HardState{}}
 	*inflight = *acked
 	opts := WALOptions{SegmentSize: 4096, Logger: quietLogger()}
@@ -46,6 +63,7 @@ func crashWorkload(fs *MemFS, acked, inflight *walModel) {
 			idx := acked.last() - 2
 			m.snap = idx
 			m.ents = m.ents[len(m.ents)-2:]
+			m = m.synced()
 			*inflight = m
 			if err := w.SaveSnapshot(snapMeta(idx, 1)); err != nil {
 				return
@@ -62,9 +80,25 @@ func crashWorkload(fs *MemFS, acked, inflight *walModel) {
 			batch = append(batch, ent(idx, 1, fmt.Sprintf("step %d entry %d %s", step, i, strings.Repeat("d", int(step*37%400)))))
 			m.ents = append(m.ents, batch[len(batch)-1])
 		}
-		m.hs = hardState(1, 1, acked.last())
+		if !unsyncedCommit {
+			m.hs = hardState(1, 1, acked.last())
+			*inflight = m
+			if err := w.Save(m.hs, batch, true); err != nil {
+				return
+			}
+			*acked = m
+			continue
+		}
+		m = m.synced()
 		*inflight = m
-		if err := w.Save(m.hs, batch); err != nil {
+		if err := w.Save(nil, batch, true); err != nil {
+			return
+		}
+		*acked = m
+		hs := hardState(1, 1, m.last())
+		m.unsynced = append(m.unsynced[:len(m.unsynced):len(m.unsynced)], hs)
+		*inflight = m
+		if err := w.Save(hs, nil, false); err != nil {
 			return
 		}
 		*acked = m
@@ -88,8 +122,10 @@ func checkRecovered(t *testing.T, fs *MemFS, acked, inflight walModel) {
 	if snap.GetIndex() != acked.snap && snap.GetIndex() != inflight.snap {
 		t.Fatalf("snapshot marker %d, want %d or %d", snap.GetIndex(), acked.snap, inflight.snap)
 	}
-	if !proto.Equal(hs, acked.hs) && !proto.Equal(hs, inflight.hs) {
-		t.Fatalf("hard state %v, want %v or %v", hs, acked.hs, inflight.hs)
+	allowed := append([]*raftpb.HardState{acked.hs, inflight.hs}, acked.unsynced...)
+	allowed = append(allowed, inflight.unsynced...)
+	if !slices.ContainsFunc(allowed, func(h *raftpb.HardState) bool { return proto.Equal(hs, h) }) {
+		t.Fatalf("hard state %v, want one of %v", hs, allowed)
 	}
 	// The entries must be those of acked or inflight (after the recovered
 	// marker), holding at least all acknowledged ones.
@@ -110,9 +146,12 @@ func checkRecovered(t *testing.T, fs *MemFS, acked, inflight walModel) {
 	if got, min := lastIndex(snap.GetIndex(), es), acked.last(); got < min {
 		t.Fatalf("recovered log ends at %d, acknowledged up to %d: %s", got, min, describe(es))
 	}
+	if c, last := hs.GetCommit(), lastIndex(snap.GetIndex(), es); c > last {
+		t.Fatalf("recovered commit %d is beyond the log's last index %d", c, last)
+	}
 	// The recovered WAL is writable and durable again.
 	next := ent(lastIndex(snap.GetIndex(), es)+1, 2, "after the crash")
-	if err := w.Save(hardState(2, 1, 0), []*raftpb.Entry{next}); err != nil {
+	if err := w.Save(hardState(2, 1, 0), []*raftpb.Entry{next}, true); err != nil {
 		t.Fatalf("Save after recovery: %v", err)
 	}
 	w.Close()
@@ -136,29 +175,34 @@ func lastIndex(snap uint64, es []*raftpb.Entry) uint64 {
 }
 
 // TestWALCrashAtEveryOperation cuts the power after the nth file operation
-// of the workload, for every n, with unsynced data dropped cleanly or torn.
+// of the workload, for every n, with unsynced data dropped cleanly or torn,
+// with commits saved with their batch or on their own without sync.
 func TestWALCrashAtEveryOperation(t *testing.T) {
-	fs := NewMemFS()
-	var acked, inflight walModel
-	crashWorkload(fs, &acked, &inflight)
-	total := fs.Ops()
-	if acked.last() < 40 || acked.snap == 0 || !strings.HasPrefix(filepath.Base(segmentPaths(t, fs)[0]), "0000000000000003") {
-		t.Fatalf("workload did too little: %+v", acked)
-	}
-	t.Logf("crashing at each of %d file operations", total)
-	for _, torn := range []bool{false, true} {
-		t.Run(fmt.Sprintf("torn=%v", torn), func(t *testing.T) {
-			for n := 1; n <= total; n++ {
-				fs := NewMemFS()
-				fs.StopAfter(n)
-				var acked, inflight walModel
-				crashWorkload(fs, &acked, &inflight)
-				if torn {
-					fs.CrashTorn(rand.New(rand.NewPCG(uint64(n), 7)))
-				} else {
-					fs.Crash()
-				}
-				t.Run(fmt.Sprint(n), func(t *testing.T) { checkRecovered(t, fs, acked, inflight) })
+	for _, unsyncedCommit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unsyncedCommit=%v", unsyncedCommit), func(t *testing.T) {
+			fs := NewMemFS()
+			var acked, inflight walModel
+			crashWorkload(fs, unsyncedCommit, &acked, &inflight)
+			total := fs.Ops()
+			if acked.last() < 40 || acked.snap == 0 || !strings.HasPrefix(filepath.Base(segmentPaths(t, fs)[0]), "0000000000000003") {
+				t.Fatalf("workload did too little: %+v", acked)
+			}
+			t.Logf("crashing at each of %d file operations", total)
+			for _, torn := range []bool{false, true} {
+				t.Run(fmt.Sprintf("torn=%v", torn), func(t *testing.T) {
+					for n := 1; n <= total; n++ {
+						fs := NewMemFS()
+						fs.StopAfter(n)
+						var acked, inflight walModel
+						crashWorkload(fs, unsyncedCommit, &acked, &inflight)
+						if torn {
+							fs.CrashTorn(rand.New(rand.NewPCG(uint64(n), 7)))
+						} else {
+							fs.Crash()
+						}
+						t.Run(fmt.Sprint(n), func(t *testing.T) { checkRecovered(t, fs, acked, inflight) })
+					}
+				})
 			}
 		})
 	}

@@ -9,20 +9,39 @@
 // file LockPath(dataDir). At start-up: take the lock (FS.Lock), load the newest
 // valid snapshot (Snapshotter.LoadNewest), open the WAL (OpenWAL, which
 // recovers it) and hand ReadAll's result to raft. In raft's Ready loop, call
-// WAL.Save(rd.HardState, rd.Entries) before sending messages or applying:
-// it returns once everything is fsynced. After writing a snapshot file with
-// Snapshotter.Save, record it with WAL.SaveSnapshot and trim the log with
-// WAL.ReleaseTo.
+// WAL.Save(rd.HardState, rd.Entries, rd.MustSync) before sending messages or
+// applying: with MustSync it returns once everything is durable. After
+// writing a snapshot file with Snapshotter.Save, record it with
+// WAL.SaveSnapshot and trim the log with WAL.ReleaseTo.
 //
 // # What is durable when a call returns (nil error)
 //
-//	WAL.Save          the entries and HardState passed (one fsync for all: group commit)
-//	WAL.SaveSnapshot  the marker
-//	WAL.ReleaseTo     the deletion of the released segments
-//	Snapshotter.Save  the snapshot file, under its final name
-//	OpenWAL           the repair of a torn tail
+//	WAL.Save, mustSync   the entries and HardState passed, and every record
+//	                     before them (one fdatasync for all: group commit)
+//	WAL.Save, !mustSync  nothing new: the HardState (raft then changes only its
+//	                     commit index) is written but not synced (with entries,
+//	                     or a new term or vote, Save syncs all the same)
+//	WAL.SaveSnapshot     the marker, and every record before it
+//	WAL.ReleaseTo        the deletion of the released segments
+//	Snapshotter.Save     the snapshot file, under its final name
+//	OpenWAL              the repair of a torn tail
 //
-// With WALOptions.NoSync (forceSync=no) Save and SaveSnapshot do not fsync:
+// A commit index saved without sync can be lost in a power cut: after it,
+// ReadAll returns an older HardState. That is safe: raft's durable state is
+// the term, the vote and the log (all synced), and the commit index is
+// recomputed — a follower learns it from the leader; a leader, a lone
+// member included, commits its whole log again with the first entry of its
+// term. ReadAll never returns a commit beyond the last index of the log it
+// returns.
+//
+// So a write of a lone member costs one sync: raft hands it over in two
+// Readys, the entry (MustSync) and then its commit (not MustSync). In the
+// steady state a synced Save is exactly one fdatasync of the tail segment:
+// the segment is preallocated, so appending changes no metadata that
+// fdatasync skips. Full fsyncs (and directory syncs) are kept for what
+// changes metadata: creating, renaming and re-preallocating a segment.
+//
+// With WALOptions.NoSync (forceSync=no) Save and SaveSnapshot never sync:
 // a power cut or kernel crash can lose acknowledged writes.
 //
 // # WAL segments
@@ -32,7 +51,9 @@
 // firstIndex bounds the segments before it: none of their live entries has
 // an index at or above it. A segment is created under the name <name>.tmp,
 // preallocated to WALOptions.SegmentSize (fallocate: zero bytes), given its
-// header records, fsynced, renamed, and the directory fsynced.
+// header records, fsynced, renamed, and the directory fsynced; the segment
+// before it is synced first, since only the last segment may end in a torn
+// write.
 //
 //	segment file (SegmentSize bytes, preallocated)
 //	+----------------+----------------+-----+----------------+-------------------+
@@ -72,9 +93,14 @@
 //
 //   - Torn tail: in the last segment, an unreadable record (bad checksum,
 //     length past the end, trailing junk) followed only by zero bytes is
-//     the remains of a write cut short by a crash. No Save acknowledged it,
-//     so it is truncated away (the segment is cut and re-preallocated) and
-//     logged with its file and offset.
+//     the remains of a write cut short by a crash. No sync covered it: it
+//     belongs to a call the crash interrupted, or to a Save without
+//     mustSync, which promised nothing. So it is truncated away (the
+//     segment is cut and re-preallocated) and logged with its file and
+//     offset.
+//   - A HardState whose commit index is beyond the last entry (or, with
+//     no entry after it, the snapshot marker) keeps its term and vote; its
+//     commit is lowered to that index and a warning logged.
 //   - Anything else unreadable — a damaged record followed by data, damage
 //     in any segment but the last, a valid checksum around an undecodable
 //     payload, non-zero bytes after the end of data, a missing segment

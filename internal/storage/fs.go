@@ -12,9 +12,9 @@ import (
 // real one; MemFS simulates power loss and injects errors for tests.
 //
 // Names are slash-separated paths as accepted by the os package. Durability
-// follows POSIX: file contents are durable once File.Sync returns, and a
-// created, renamed or removed directory entry is durable once SyncDir of its
-// directory returns.
+// follows POSIX: file contents are durable once File.Sync or File.Datasync
+// returns, and a created, renamed or removed directory entry is durable
+// once SyncDir of its directory returns.
 type FS interface {
 	// OpenFile opens name as os.OpenFile does.
 	OpenFile(name string, flag int, perm os.FileMode) (File, error)
@@ -44,8 +44,14 @@ type File interface {
 	io.WriterAt
 	io.Seeker
 	io.Closer
-	// Sync makes the file's contents and size durable.
+	// Sync makes the file's contents and all its metadata durable (fsync).
 	Sync() error
+	// Datasync makes the file's contents durable, with the metadata needed
+	// to read them back (size, block allocation) but not, say, its
+	// modification time: fdatasync(2) on Linux, Sync elsewhere. It is as
+	// durable as Sync for the data and cheaper where the file's size does
+	// not change, e.g. writes into a preallocated WAL segment.
+	Datasync() error
 	// Truncate changes the file's size; growing it adds zero bytes.
 	Truncate(size int64) error
 	// Stat describes the file.
@@ -66,8 +72,13 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	return osFile{f}, nil
 }
+
+// osFile is an OSFS file: an *os.File with Datasync.
+type osFile struct{ *os.File }
+
+func (f osFile) Datasync() error { return datasync(f.File) }
 
 func (osFS) Remove(name string) error                    { return os.Remove(name) }
 func (osFS) Rename(oldname, newname string) error        { return os.Rename(oldname, newname) }
@@ -115,8 +126,8 @@ func (osFS) Lock(name string) (io.Closer, error) {
 // platform allows it (fallocate on Linux) so that later writes inside the
 // file neither fail for lack of space nor change the file's size.
 func preallocate(f File, size int64) error {
-	if of, ok := f.(*os.File); ok {
-		return fallocate(of, size)
+	if of, ok := f.(osFile); ok {
+		return fallocate(of.File, size)
 	}
 	return f.Truncate(size)
 }

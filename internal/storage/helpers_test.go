@@ -70,7 +70,7 @@ func mustReadAll(t testing.TB, w *WAL) (*raftpb.SnapshotMetadata, *raftpb.HardSt
 
 func mustSave(t testing.TB, w *WAL, hs *raftpb.HardState, es []*raftpb.Entry) {
 	t.Helper()
-	if err := w.Save(hs, es); err != nil {
+	if err := w.Save(hs, es, true); err != nil {
 		t.Fatalf("Save: %v", err)
 	}
 }

@@ -22,18 +22,18 @@ type Op int
 // The operations a fault can target.
 const (
 	OpWrite    Op = iota // Write, WriteAt
-	OpSync               // File.Sync, SyncDir
+	OpSync               // File.Sync, File.Datasync, SyncDir
 	OpTruncate           // Truncate (which is also how MemFS preallocates)
 )
 
 // MemFS is an in-memory FS that knows what is durable, for crash tests.
 //
-// Each file keeps its contents as of its last Sync plus the writes and
-// truncations made since; each directory keeps its entries as of its last
-// SyncDir. Crash forgets everything that was not made durable, as a power
-// cut would; CrashTorn keeps, per file, a random prefix of the unsynced
-// operations with the last kept write torn at a random byte. Files opened
-// before a crash fail every later call.
+// Each file keeps its contents as of its last Sync or Datasync (the two are
+// the same here) plus the writes and truncations made since; each directory
+// keeps its entries as of its last SyncDir. Crash forgets everything that
+// was not made durable, as a power cut would; CrashTorn keeps, per file, a
+// random prefix of the unsynced operations with the last kept write torn
+// at a random byte. Files opened before a crash fail every later call.
 //
 // Directories created by MkdirAll and the root are durable only once their
 // parent is synced, like files. A MemFS is safe for concurrent use.
@@ -583,14 +583,20 @@ func (f *memFile) truncateLocked(size int64) error {
 	return nil
 }
 
-func (f *memFile) Sync() error {
+func (f *memFile) Sync() error { return f.sync("sync") }
+
+// Datasync is Sync: MemFS keeps no metadata that fdatasync could skip (the
+// size is part of the contents), so both make everything written durable.
+func (f *memFile) Datasync() error { return f.sync("fdatasync") }
+
+func (f *memFile) sync(op string) error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if err := f.check("sync", false); err != nil {
+	if err := f.check(op, false); err != nil {
 		return err
 	}
 	if err := f.fs.mutate(OpSync); err != nil {
-		return pathErr("sync", f.name, err)
+		return pathErr(op, f.name, err)
 	}
 	f.node.synced = append(f.node.synced[:0], f.node.data...)
 	f.node.pending = nil

@@ -50,6 +50,13 @@ func TestMemFSCrash(t *testing.T) {
 			m.SyncDir("/")
 			f.Write([]byte("yz"))
 		}, map[string]string{"/a": "x"}},
+		{"datasync makes writes durable as sync does", func(t *testing.T, m *MemFS) {
+			f := write(t, m, "/a", "x", true)
+			m.SyncDir("/")
+			f.Write([]byte("yz"))
+			f.Datasync()
+			f.Write([]byte("lost"))
+		}, map[string]string{"/a": "xyz"}},
 		{"rename without SyncDir is undone", func(t *testing.T, m *MemFS) {
 			write(t, m, "/a", "x", true)
 			m.SyncDir("/")

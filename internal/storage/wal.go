@@ -23,7 +23,7 @@ type WALOptions struct {
 	// A record larger than a segment gets a segment of its own, as large as
 	// needed. Default DefaultSegmentSize (64 MiB).
 	SegmentSize int64
-	// NoSync skips the fsync of Save and SaveSnapshot (ZooKeeper's
+	// NoSync skips the data sync of Save and SaveSnapshot (ZooKeeper's
 	// forceSync=no). Unsafe: a power cut loses acknowledged writes.
 	// Default false.
 	NoSync bool
@@ -45,6 +45,12 @@ type WALOptions struct {
 // log as raft must see it. Save, SaveSnapshot and ReleaseTo append to or
 // trim the log. Methods are safe for concurrent use, though Save is meant to
 // be called from one goroutine (raft's Ready loop).
+//
+// Syncs: in the steady state a Save with mustSync costs exactly one
+// fdatasync of the tail segment (File.Datasync: the segment is preallocated,
+// so appending changes no metadata fdatasync would skip), and a Save
+// without it costs none. Starting a segment adds an fdatasync of the old
+// tail, an fsync of the new file and one of the directory.
 type WAL struct {
 	fs   FS
 	dir  string
@@ -64,8 +70,10 @@ type WAL struct {
 	off, size int64
 	// lastIndex is the index of the last entry written (0: none yet).
 	lastIndex uint64
-	// hs and snap are the newest HardState and snapshot marker written;
-	// each new segment starts with a copy of them.
+	// hs and snap are the newest HardState and snapshot marker written
+	// (hs may not be synced yet: see Save); each new segment starts with a
+	// copy of them. Invariant: between calls, unless NoSync, hs's term and
+	// vote are durable (only its commit may not be).
 	hs   *raftpb.HardState
 	snap *raftpb.SnapshotMetadata
 	// recovered is the log found by OpenWAL, handed out once by ReadAll.
@@ -285,6 +293,28 @@ func (b *logBuilder) finish() error {
 	return nil
 }
 
+// clampCommit lowers the HardState's commit to the last index of the log
+// when it is beyond it, so that ReadAll never claims entries it does not
+// hold (raft refuses to start on such a HardState). Save writes a commit
+// only after the entries it covers are synced, so this takes a HardState
+// that outlived what it commits: one saved before the snapshot marker that
+// its commit relies on, or a damaged log. Term and vote, always synced, are
+// kept.
+func (b *logBuilder) clampCommit(log *slog.Logger) {
+	last := b.snap.GetIndex()
+	if len(b.ents) > 0 {
+		last = b.ents[len(b.ents)-1].GetIndex()
+	}
+	if b.hs.GetCommit() <= last {
+		return
+	}
+	log.Warn("wal: the newest hard state commits beyond the last entry of the log; lowering its commit to the last entry",
+		"commit", b.hs.GetCommit(), "last_index", last)
+	hs := proto.CloneOf(b.hs)
+	hs.Commit = proto.Uint64(last)
+	b.hs = hs
+}
+
 // recover reads every segment, repairs a torn tail and leaves the last
 // segment open for appending.
 func (w *WAL) recover(segs []segmentName) error {
@@ -314,6 +344,7 @@ func (w *WAL) recover(segs []segmentName) error {
 	if err := b.finish(); err != nil {
 		return err
 	}
+	b.clampCommit(w.log)
 	w.segs = segs
 	w.hs, w.snap, w.lastIndex = b.hs, b.snap, b.last
 	w.recovered = &recoveredLog{snap: b.snap, hs: b.hs, ents: b.ents}
@@ -325,7 +356,7 @@ func (w *WAL) recover(segs []segmentName) error {
 	}
 	w.tail, w.off = f, tailScan.end
 	if tailScan.torn {
-		w.log.Warn("wal: truncating a torn write at the end of the log (a record cut short by a crash; it was never acknowledged)",
+		w.log.Warn("wal: truncating a torn write at the end of the log (a record cut short by a crash; no sync had made it durable)",
 			"file", path, "offset", tailScan.end, "discarded_bytes", w.size-tailScan.end)
 		if err := w.zeroTail(); err != nil {
 			return err
@@ -364,6 +395,14 @@ func (w *WAL) zeroTail() error {
 // marker (where raft overwrote a suffix of the log, the later entries
 // replace it). Empty messages (never nil) stand for an absent marker or
 // HardState. The caller owns the results. ReadAll can be called once.
+//
+// The HardState's term and vote are those of the last synced Save or
+// newer. Its commit is at most the last index of the log (the last entry's,
+// or the marker's when there is none: a larger one is lowered to it), but
+// may be behind the commit last saved, since a Save without mustSync does
+// not sync it, and even behind the marker's index: the caller raises it to
+// the index of the snapshot it loaded, and raft re-derives the rest (see
+// Save).
 func (w *WAL) ReadAll() (snap *raftpb.SnapshotMetadata, hs *raftpb.HardState, ents []*raftpb.Entry, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -375,17 +414,42 @@ func (w *WAL) ReadAll() (snap *raftpb.SnapshotMetadata, hs *raftpb.HardState, en
 	return r.snap, r.hs, r.ents, nil
 }
 
-// Save appends ents and then hs (when not nil) and fsyncs once: when Save
-// returns nil, all of them are durable. Entries whose index is at or below
-// that of an earlier entry replace the earlier suffix of the log, as raft
-// requires.
+// Save appends ents and then hs (when not nil) to the log, in one write.
+// Entries whose index is at or below that of an earlier entry replace the
+// earlier suffix of the log, as raft requires. mustSync is raft's
+// Ready.MustSync: call Save(rd.HardState, rd.Entries, rd.MustSync).
+//
+// What is durable when Save returns nil:
+//
+//   - mustSync true: ents, hs and every record written before them. This
+//     costs one fdatasync (group commit), none with WALOptions.NoSync.
+//   - mustSync false: nothing more than before the call. The records are
+//     written to the file, so a crash may keep them, but they become
+//     durable only with the next synced call (Save with mustSync,
+//     SaveSnapshot, or a Save that starts a new segment). After a crash,
+//     ReadAll returns this hs or an older one — never a torn record: an
+//     unsynced record at the end of the log is torn or absent, and the
+//     torn tail is truncated away.
+//
+// Raft asks for no sync (MustSync false) only when there are no entries
+// and the term and vote are unchanged: the HardState differs only in its
+// commit index. Losing that commit is safe: raft's durable state is the
+// term, the vote and the log, while the commit index is recomputed — a
+// follower learns it from the leader, and a leader, a lone member
+// included, commits its whole log again with the first entry of its new
+// term (the caller re-applies the entries after the snapshot it loaded).
+// And since raft moves the commit only over entries synced by an earlier
+// Save or saved in the same one (which then syncs), a commit that survives
+// never covers an entry the log lost (ReadAll checks this all the same). Save syncs even when mustSync is false if ents is
+// not empty or hs changes the term or vote: those must be durable before
+// raft acts on them.
 //
 // An error wrapping ErrDiskFull means the disk is full: nothing of this call
 // is in the log (a partial write was truncated away) and the WAL remains
 // usable, so the same Save can be retried when space returns. An error
 // wrapping ErrSyncFailed (or any other error) leaves the WAL's durable state
 // unknown: it refuses every later call and the process must stop.
-func (w *WAL) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
+func (w *WAL) Save(hs *raftpb.HardState, ents []*raftpb.Entry, mustSync bool) error {
 	if hs == nil && len(ents) == 0 {
 		return nil
 	}
@@ -393,6 +457,9 @@ func (w *WAL) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
+	}
+	if len(ents) > 0 || (hs != nil && (hs.GetTerm() != w.hs.GetTerm() || hs.GetVote() != w.hs.GetVote())) {
+		mustSync = true // keeps the invariant on w.hs, whatever the caller says
 	}
 	cp := w.checkpoint()
 	w.buf = w.buf[:0]
@@ -409,15 +476,19 @@ func (w *WAL) Save(hs *raftpb.HardState, ents []*raftpb.Entry) error {
 	if err := w.flush(); err != nil {
 		return w.fail(cp, err)
 	}
+	if !mustSync {
+		return nil
+	}
 	if err := w.syncTail(); err != nil {
 		return w.fail(cp, err)
 	}
 	return nil
 }
 
-// SaveSnapshot appends a snapshot marker for meta and fsyncs: when it
-// returns nil, the marker is durable, and a recovery ignores the entries it
-// covers. Save the snapshot file before its marker. Errors are as for Save.
+// SaveSnapshot appends a snapshot marker for meta and syncs: when it
+// returns nil, the marker and every record written before it are durable,
+// and a recovery ignores the entries the marker covers. Save the snapshot
+// file before its marker. Errors are as for Save.
 func (w *WAL) SaveSnapshot(meta *raftpb.SnapshotMetadata) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -498,12 +569,16 @@ func (w *WAL) flush() error {
 	return nil
 }
 
+// syncTail makes everything written to the tail segment durable, unless
+// NoSync. The segment was preallocated, so appending to it changes neither
+// its size nor any other metadata that fdatasync would skip; the segment's
+// creation, and zeroTail which changes its size, use a full Sync instead.
 func (w *WAL) syncTail() error {
 	if w.opts.NoSync {
 		return nil
 	}
-	if err := w.tail.Sync(); err != nil {
-		return syncFailed("sync "+w.segs[len(w.segs)-1].String(), err)
+	if err := w.tail.Datasync(); err != nil {
+		return syncFailed("fdatasync "+w.segs[len(w.segs)-1].String(), err)
 	}
 	return nil
 }
@@ -528,10 +603,12 @@ func (w *WAL) fail(cp walCheckpoint, err error) error {
 	return err
 }
 
-// roll syncs the tail segment and starts a new one, named after firstIndex,
-// with room for at least need bytes of records after its header (a copy of
-// the newest HardState and snapshot marker). The new segment is created
-// under a temporary name, preallocated, synced and then renamed.
+// roll syncs the tail segment (it must be whole before a later segment
+// exists: only the last may end in a torn write) and starts a new one,
+// named after firstIndex, with room for at least need bytes of records
+// after its header (a copy of the newest HardState and snapshot marker).
+// The new segment is created under a temporary name, preallocated, synced
+// and then renamed.
 func (w *WAL) roll(firstIndex uint64, need int64) error {
 	if w.tail != nil {
 		if err := w.syncTail(); err != nil {

@@ -317,7 +317,7 @@ func TestWALDiskFull(t *testing.T) {
 			for _, e := range big {
 				e.Data = append(e.Data, strings.Repeat("z", 100)...)
 			}
-			err := w.Save(hardState(1, 1, 2), big)
+			err := w.Save(hardState(1, 1, 2), big, true)
 			if !errors.Is(err, ErrDiskFull) {
 				t.Fatalf("Save: %v, want ErrDiskFull", err)
 			}
@@ -335,7 +335,7 @@ func TestWALDiskFull(t *testing.T) {
 			_ = hs
 			// Space is back: the same Save succeeds and is durable.
 			fs.InjectFault(tt.op, 1, syscall.ENOSPC)
-			if err := w.Save(hardState(1, 1, 2), big); !errors.Is(err, ErrDiskFull) {
+			if err := w.Save(hardState(1, 1, 2), big, true); !errors.Is(err, ErrDiskFull) {
 				t.Fatalf("second Save: %v, want ErrDiskFull", err)
 			}
 			mustSave(t, w, hardState(1, 1, 2), big)
@@ -355,10 +355,10 @@ func TestWALSyncFailureIsSticky(t *testing.T) {
 	w := mustOpenWAL(t, fs, WALOptions{})
 	mustSave(t, w, nil, ents(1, 1, 1))
 	fs.InjectFault(OpSync, 1, syscall.EIO)
-	if err := w.Save(nil, ents(2, 2, 1)); !errors.Is(err, ErrSyncFailed) {
+	if err := w.Save(nil, ents(2, 2, 1), true); !errors.Is(err, ErrSyncFailed) {
 		t.Fatalf("Save: %v, want ErrSyncFailed", err)
 	}
-	if err := w.Save(nil, ents(2, 2, 1)); !errors.Is(err, ErrSyncFailed) {
+	if err := w.Save(nil, ents(2, 2, 1), true); !errors.Is(err, ErrSyncFailed) {
 		t.Fatalf("Save after a failed sync: %v, want ErrSyncFailed", err)
 	}
 	if err := w.SaveSnapshot(snapMeta(1, 1)); !errors.Is(err, ErrSyncFailed) {
@@ -418,7 +418,7 @@ func TestWALOnOSFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := uint64(1); i <= 100; i += 10 {
-		if err := w.Save(hardState(1, 1, i), ents(i, i+9, 1)); err != nil {
+		if err := w.Save(hardState(1, 1, i), ents(i, i+9, 1), true); err != nil {
 			t.Fatal(err)
 		}
 	}
