@@ -5,4 +5,106 @@
 // Two implementations: TCP, the peer transport on the quorum port
 // (server.N's first port), and Memory, an in-process network for tests
 // that can drop, delay and partition messages under a seeded schedule.
+//
+// # Using TCP
+//
+// NewTCP(TCPConfig{...}) listens on the quorum port; Start(handler) begins
+// accepting peers and dialling them; the Ready loop calls Send with each
+// Ready's messages; Close stops everything and waits for it. Send never
+// blocks: each peer has a bounded queue (TCPConfig.QueueLen), and what does
+// not fit, or cannot be sent because the peer is down, is dropped and the
+// peer reported with Handler.Unreachable (raft then probes it and
+// retransmits).
+//
+// # Connections
+//
+// Each member dials each of its peers and keeps that connection for its
+// own messages to the peer: a pair of members has two TCP connections,
+// one per direction, and messages to a peer are written in the order they
+// were sent. The dialer writes hello, messages and snapshots; the acceptor
+// writes only the handshake reply and snapshot acks. When a connection
+// breaks, the dialer redials with exponential backoff and jitter
+// (TCPConfig.MinBackoff to MaxBackoff); messages queued meanwhile are
+// dropped. An acceptor keeps one connection per peer: a newer one from
+// the same peer closes the older.
+//
+// # Frames
+//
+// Both directions are a sequence of frames:
+//
+//	 0                4      5
+//	+----------------+------+--------------------------+
+//	| length uint32  | kind | payload (length-1 bytes) |
+//	+----------------+------+--------------------------+
+//	  big-endian
+//
+// length counts the kind byte and the payload, so it is at least 1. It is
+// at most 64 KiB before the handshake and in everything the dialer reads,
+// and at most 64 MiB for the frames the acceptor reads after it.
+//
+//	kind  name           from      payload
+//	   1  hello          dialer    see below; the first frame of a connection
+//	   2  reply          acceptor  status byte (0 accepted, 1 refused), reason (UTF-8, rest)
+//	   3  message        dialer    protobuf raftpb.Message
+//	   4  snapshot chunk dialer    the next bytes of a snapshot body (TCPConfig.SnapshotChunk at most)
+//	   5  snapshot end   dialer    empty: the body is complete
+//	   6  snapshot ack   acceptor  status byte (0 stored, 1 not), index uint64, reason (rest)
+//
+// The hello:
+//
+//	 0          8         10          18            26
+//	+----------+---------+-----------+-------------+-------------------------+
+//	| WRDNPEER | version | sender id | receiver id | ensemble identity (rest)|
+//	| magic    | uint16  | uint64    | uint64      | at most 1024 bytes      |
+//	+----------+---------+-----------+-------------+-------------------------+
+//	  all integers big-endian; version is 1
+//
+// # Handshake
+//
+// The dialer sends its hello and waits for the reply
+// (TCPConfig.HandshakeTimeout on both sides). The acceptor refuses, with a
+// reason both sides log at Warn, a hello whose version it does not speak,
+// whose ensemble identity is not its own ("peer from another ensemble (or
+// with different server lines)"), whose sender id is its own ("duplicate
+// myid"), whose receiver id is not its own ("peer thinks it is talking to
+// member X but this is member Y"), or whose sender is not one of its peers
+// ("unknown member id"). A refused dialer backs off and tries again.
+//
+// # Snapshots
+//
+// A MsgSnap carries only the snapshot's metadata. The dialer opens the
+// body with Snapshots.Open and writes the message frame, the body in chunk
+// frames, and an end frame, on the same connection and in order with the
+// other messages. The acceptor streams the chunks through a pipe into
+// Snapshots.Receive, running on its own goroutine, so a body is never held
+// whole in memory. At the end frame it waits for Receive; if Receive
+// returned nil having read the whole body, it delivers the MsgSnap, and
+// only then reads the next frame. Either way it sends a snapshot ack
+// naming the snapshot's index, and the dialer reports the ack with
+// Handler.SnapshotSent:
+//
+//	dialer                                  acceptor
+//	  message (MsgSnap) ───────────────────▶  start Receive(meta, pipe)
+//	  chunk, chunk, ... ───────────────────▶  pipe ──▶ Receive
+//	  snapshot end      ───────────────────▶  close pipe; wait for Receive
+//	                                          nil: Deliver(MsgSnap)
+//	  SnapshotSent(ok)  ◀─────────────────── snapshot ack (stored or not, reason)
+//
+// The dialer does not wait for the ack before sending its next messages.
+// A connection that ends with acks outstanding reports each of those
+// snapshots as not sent. A dialer that cannot read a body to the end
+// closes the connection; a connection that ends inside a body fails the
+// pipe, so Receive returns an error and nothing is delivered.
+//
+// # Failures
+//
+// Bytes that break the protocol — a missing magic, a frame above the
+// limit or of length 0, an unknown kind, an undecodable message, chunks
+// outside a snapshot — close that connection with one Warn line naming
+// the remote address; the transport goes on with its other connections.
+// A message whose From is not the handshake's sender, or whose To is not
+// this member, is dropped with a Warn line (a MsgSnap's body is then
+// discarded and acked as not stored). Repeated Warn lines for the same
+// remote host and reason are kept to one a minute; a peer going down and
+// coming back is one line each.
 package transport

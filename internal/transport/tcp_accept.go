@@ -1,0 +1,351 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// The accepting side of the TCP transport: one goroutine per accepted
+// connection reads what a peer sends and delivers it.
+
+var (
+	// errSnapCut is what Snapshots.Receive reads when the connection
+	// breaks before the end of a snapshot body.
+	errSnapCut = errors.New("transport: the connection to the sender broke before the end of the snapshot body")
+	// errReceiveReturned is what the pipe feeding Snapshots.Receive
+	// answers once Receive has returned.
+	errReceiveReturned = errors.New("transport: Snapshots.Receive returned before the end of the body")
+)
+
+// acceptLoop accepts connections until the listener closes.
+func (t *TCP) acceptLoop() {
+	defer t.wg.Done()
+	const minDelay, maxDelay = 5 * time.Millisecond, time.Second
+	delay := minDelay
+	for {
+		c, err := t.ln.Accept()
+		if err != nil {
+			if t.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors, most likely: wait and retry.
+			t.log.Warn("cannot accept peer connections; retrying", "addr", t.ln.Addr(), "err", err, "retry_in", delay)
+			timer := time.NewTimer(delay)
+			select {
+			case <-t.ctx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+			delay = min(2*delay, maxDelay)
+			continue
+		}
+		delay = minDelay
+		if !t.track(c) {
+			continue
+		}
+		t.wg.Add(1)
+		go t.serve(c)
+	}
+}
+
+// inbound is an accepted connection after its handshake.
+type inbound struct {
+	t      *TCP
+	c      net.Conn
+	fr     *frameReader
+	from   uint64 // the peer, from the hello
+	remote string
+	// snap is the snapshot whose body is arriving; nil between snapshots.
+	snap *snapRecv
+}
+
+// snapRecv is a snapshot body being received.
+type snapRecv struct {
+	m     *raftpb.Message // the MsgSnap, delivered once the body is stored
+	index uint64
+	start time.Time
+	bytes int64
+	// pw feeds Snapshots.Receive; nil when the body is discarded.
+	pw *io.PipeWriter
+	// resc receives Receive's result.
+	resc chan error
+	// discard says why the body is discarded, when it is.
+	discard string
+	// writeErr is set when the pipe refused a chunk: Receive has
+	// returned.
+	writeErr error
+}
+
+// serve runs the handshake of an accepted connection, then reads it
+// until it ends.
+func (t *TCP) serve(c net.Conn) {
+	defer t.wg.Done()
+	remote := c.RemoteAddr().String()
+	fr := newFrameReader(c, maxHandshakeFrame)
+	from, err := t.accept(c, fr)
+	if err != nil {
+		t.untrack(c, 0)
+		t.logServeError(remote, 0, err)
+		return
+	}
+	// The connection replaces the peer's previous one before the peer
+	// hears it is accepted, so of two connections the later accepted wins.
+	t.setInbound(from, c, remote)
+	if _, err = c.Write(frameBytes(kindReply, reply{accepted: true}.encode())); err == nil {
+		// The handshake deadline, set by accept, ends here.
+		err = c.SetDeadline(time.Time{})
+	}
+	if err == nil {
+		t.log.Debug("accepted a connection from peer", "peer", from, "remote", remote)
+		fr.limit = maxFrame
+		in := &inbound{t: t, c: c, fr: fr, from: from, remote: remote}
+		err = in.loop()
+	}
+	t.untrack(c, from)
+	t.logServeError(remote, from, err)
+}
+
+// accept reads the hello and checks it, answering a refusal. It returns
+// the peer's id.
+func (t *TCP) accept(c net.Conn, fr *frameReader) (uint64, error) {
+	if err := c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout)); err != nil {
+		return 0, err
+	}
+	kind, payload, err := fr.next()
+	if err != nil {
+		return 0, err
+	}
+	if kind != kindHello {
+		return 0, protocolErr("the first frame is a %s frame, not a hello", kind)
+	}
+	h, err := decodeHello(payload)
+	if err != nil {
+		return 0, err
+	}
+	if reason := t.check(h); reason != "" {
+		// Best effort: the dialer logs the reason too.
+		c.Write(frameBytes(kindReply, reply{reason: reason}.encode()))
+		return 0, &refusedError{reason: reason}
+	}
+	return h.from, nil
+}
+
+// check returns why a hello is refused, or "" when it is accepted.
+func (t *TCP) check(h hello) string {
+	id := t.cfg.ID
+	switch {
+	case h.version != protocolVersion:
+		return fmt.Sprintf("peer speaks version %d of the peer protocol; this member speaks version %d", h.version, protocolVersion)
+	case h.ensemble != t.cfg.Ensemble:
+		return fmt.Sprintf("peer from another ensemble (or with different server lines): its ensemble is %q, this member's is %q", h.ensemble, t.cfg.Ensemble)
+	case h.from == id:
+		return fmt.Sprintf("duplicate myid: a peer claims to be member %d, which is this member's id (two servers with the same myid, or a server line pointing at this server)", h.from)
+	case h.to != id:
+		return fmt.Sprintf("peer thinks it is talking to member %d but this is member %d (check the server lines)", h.to, id)
+	case t.peers[h.from] == nil:
+		return fmt.Sprintf("unknown member id %d: it is not in this member's server lines", h.from)
+	}
+	return ""
+}
+
+// setInbound makes c the connection of peer from, closing an older one
+// (left over from before the peer redialled).
+func (t *TCP) setInbound(from uint64, c net.Conn, remote string) {
+	t.mu.Lock()
+	old := t.inbound[from]
+	t.inbound[from] = c
+	t.mu.Unlock()
+	if old != nil {
+		lvl := t.limit.level(fmt.Sprintf("replace %d", from), slog.LevelInfo)
+		t.log.Log(context.Background(), lvl, "a new connection from peer replaces its previous one", "peer", from, "remote", remote, "previous", old.RemoteAddr().String())
+		old.Close()
+	}
+}
+
+// logServeError logs why an accepted connection ended; from is 0 before
+// the handshake.
+func (t *TCP) logServeError(remote string, from uint64, err error) {
+	var ref *refusedError
+	warn := func(key, msg string, attrs ...any) {
+		lvl := t.limit.level(hostOf(remote)+" "+key, slog.LevelWarn)
+		t.log.Log(context.Background(), lvl, msg, append([]any{"remote", remote}, attrs...)...)
+	}
+	var nerr net.Error
+	switch {
+	case t.ctx.Err() != nil || errors.Is(err, net.ErrClosed):
+		// Closed here: Close, or a newer connection from the peer.
+		t.log.Debug("closed a peer connection", "remote", remote, "peer", from)
+	case errors.As(err, &ref):
+		warn(ref.reason, "refused a peer connection", "reason", ref.reason)
+	case errors.Is(err, errProtocol):
+		warn("protocol", "closing a connection that breaks the Warden peer protocol", "peer", from, "err", err)
+	case from == 0 && errors.Is(err, io.EOF):
+		t.log.Debug("connection closed before its handshake", "remote", remote)
+	case from == 0 && errors.As(err, &nerr) && nerr.Timeout():
+		warn("timeout", "no handshake on a connection to the quorum port; closing it", "timeout", t.cfg.HandshakeTimeout)
+	case from == 0 && errors.Is(err, io.ErrUnexpectedEOF):
+		warn("protocol", "connection to the quorum port closed in the middle of a frame; not a Warden peer?")
+	case errors.Is(err, io.EOF):
+		t.log.Debug("peer closed its connection", "peer", from, "remote", remote)
+	default:
+		t.log.Debug("connection from peer broken", "peer", from, "remote", remote, "err", err)
+	}
+}
+
+// loop reads frames until the connection ends.
+func (in *inbound) loop() error {
+	defer in.abortSnap()
+	for {
+		kind, payload, err := in.fr.next()
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case kindMsg:
+			err = in.message(payload)
+		case kindChunk:
+			err = in.chunk(payload)
+		case kindSnapEnd:
+			err = in.snapEnd(payload)
+		default:
+			err = protocolErr("a %s frame from a dialer", kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// message decodes and delivers a raft message; a MsgSnap starts a
+// snapshot body instead.
+func (in *inbound) message(payload []byte) error {
+	t := in.t
+	if in.snap != nil {
+		return protocolErr("a message inside the body of snapshot %d", in.snap.index)
+	}
+	m := new(raftpb.Message)
+	if err := proto.Unmarshal(payload, m); err != nil {
+		return protocolErr("undecodable raft message: %v", err)
+	}
+	var drop string
+	switch {
+	case m.GetFrom() != in.from:
+		drop = fmt.Sprintf("a message from member %d on the connection of member %d", m.GetFrom(), in.from)
+	case m.GetTo() != t.cfg.ID:
+		drop = fmt.Sprintf("a message to member %d reached member %d", m.GetTo(), t.cfg.ID)
+	}
+	if drop != "" {
+		lvl := t.limit.level(fmt.Sprintf("drop %d", in.from), slog.LevelWarn)
+		t.log.Log(context.Background(), lvl, "dropped a raft message that does not belong on its connection",
+			"peer", in.from, "remote", in.remote, "type", m.GetType(), "reason", drop)
+	}
+	if m.GetType() == raftpb.MessageType_MsgSnap {
+		in.beginSnap(m, drop)
+		return nil
+	}
+	if drop == "" {
+		t.handler.Deliver(m)
+	}
+	return nil
+}
+
+// beginSnap starts receiving the body of the snapshot of m, into
+// Snapshots.Receive or, when discard says why, nowhere.
+func (in *inbound) beginSnap(m *raftpb.Message, discard string) {
+	t := in.t
+	meta := m.GetSnapshot().GetMetadata()
+	if discard == "" && meta == nil {
+		discard = "a MsgSnap without snapshot metadata"
+	}
+	s := &snapRecv{m: m, index: meta.GetIndex(), start: time.Now(), discard: discard}
+	in.snap = s
+	if discard != "" {
+		return
+	}
+	t.log.Debug("receiving a snapshot from peer", "peer", in.from, "index", s.index)
+	pr, pw := io.Pipe()
+	s.pw, s.resc = pw, make(chan error, 1)
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		err := t.cfg.Snapshots.Receive(meta, pr)
+		if err != nil {
+			pr.CloseWithError(err)
+		} else {
+			pr.CloseWithError(errReceiveReturned)
+		}
+		s.resc <- err
+	}()
+}
+
+// chunk passes the next part of a snapshot body to Receive.
+func (in *inbound) chunk(payload []byte) error {
+	s := in.snap
+	if s == nil {
+		return protocolErr("a snapshot chunk outside a snapshot")
+	}
+	s.bytes += int64(len(payload))
+	if s.pw == nil || s.writeErr != nil {
+		return nil
+	}
+	// Write returns once Receive has read it all, so payload may be
+	// reused.
+	if _, err := s.pw.Write(payload); err != nil {
+		s.writeErr = err
+	}
+	return nil
+}
+
+// snapEnd ends a snapshot body: it waits for Receive, delivers the
+// MsgSnap if the body was stored, and acks the outcome to the dialer.
+func (in *inbound) snapEnd(payload []byte) error {
+	t, s := in.t, in.snap
+	if s == nil {
+		return protocolErr("a snapshot end outside a snapshot")
+	}
+	if len(payload) != 0 {
+		return protocolErr("a snapshot end frame with a %d-byte payload", len(payload))
+	}
+	in.snap = nil
+	reason := s.discard
+	if s.pw != nil {
+		s.pw.Close()
+		err := <-s.resc
+		switch {
+		case err != nil:
+			reason = "storing it failed: " + err.Error()
+		case s.writeErr != nil:
+			reason = errReceiveReturned.Error()
+		}
+	}
+	if reason == "" {
+		t.log.Info("received a snapshot from peer", "peer", in.from, "index", s.index, "bytes", s.bytes, "took", time.Since(s.start).Round(time.Millisecond))
+		t.handler.Deliver(s.m)
+	} else {
+		t.log.Warn("could not receive a snapshot from peer", "peer", in.from, "index", s.index, "reason", reason)
+	}
+	if err := in.c.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout)); err != nil {
+		return err
+	}
+	_, err := in.c.Write(frameBytes(kindSnapAck, snapAck{stored: reason == "", index: s.index, reason: reason}.encode()))
+	return err
+}
+
+// abortSnap fails a snapshot cut short by the end of the connection:
+// Receive reads an error and nothing is delivered.
+func (in *inbound) abortSnap() {
+	if s := in.snap; s != nil && s.pw != nil {
+		in.t.log.Info("snapshot from peer cut short: the connection ended", "peer", in.from, "index", s.index, "after_bytes", s.bytes)
+		s.pw.CloseWithError(errSnapCut)
+	}
+	in.snap = nil
+}
