@@ -30,6 +30,7 @@ func (s *Server) tcpTransport(snaps transport.Snapshots) (transport.Transport, e
 		Peers:     peers,
 		Snapshots: snaps,
 		Logger:    s.log,
+		PeerName:  func(id uint64) string { return "server." + node.MemberOf(id).String() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: quorum port %d: %w (is another server using it? check server.%d in zoo.cfg)", self.PeerPort, err, self.ID)

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -68,6 +69,9 @@ type TCPConfig struct {
 	// Dial opens a connection to a peer. ctx carries DialTimeout and is
 	// cancelled by Close. Default: a net.Dialer's DialContext.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// PeerName names a raft id in logs (the server shows myid); nil
+	// shows the raft id.
+	PeerName func(id uint64) string
 }
 
 // Defaults of TCPConfig.
@@ -295,7 +299,7 @@ func (t *TCP) Send(msgs []*raftpb.Message) {
 		snap := m.GetType() == raftpb.MessageType_MsgSnap
 		p := t.peers[to]
 		if p == nil {
-			t.log.Debug("dropped a message to a member that is not a peer", "peer", to, "type", m.GetType())
+			t.log.Debug("dropped a message to a member that is not a peer", "peer", t.name(to), "type", m.GetType())
 			if snap && h != nil {
 				h.SnapshotSent(to, false)
 			}
@@ -314,7 +318,7 @@ func (t *TCP) Send(msgs []*raftpb.Message) {
 		}
 		if !slices.Contains(full, to) {
 			full = append(full, to)
-			t.log.Debug("send queue to peer is full; dropping messages", "peer", to, "queue", cap(p.queuec))
+			t.log.Debug("send queue to peer is full; dropping messages", "peer", t.name(to), "queue", cap(p.queuec))
 			h.Unreachable(to)
 		}
 	}
@@ -402,4 +406,12 @@ func hostOf(addr string) string {
 		return host
 	}
 	return addr
+}
+
+// name returns how logs name member id.
+func (t *TCP) name(id uint64) string {
+	if t.cfg.PeerName != nil {
+		return t.cfg.PeerName(id)
+	}
+	return strconv.FormatUint(id, 10)
 }

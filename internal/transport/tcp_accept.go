@@ -105,7 +105,7 @@ func (t *TCP) serve(c net.Conn) {
 		err = c.SetDeadline(time.Time{})
 	}
 	if err == nil {
-		t.log.Debug("accepted a connection from peer", "peer", from, "remote", remote)
+		t.log.Debug("accepted a connection from peer", "peer", t.name(from), "remote", remote)
 		fr.limit = maxFrame
 		in := &inbound{t: t, c: c, fr: fr, from: from, remote: remote}
 		err = in.loop()
@@ -166,7 +166,7 @@ func (t *TCP) setInbound(from uint64, c net.Conn, remote string) {
 	t.mu.Unlock()
 	if old != nil {
 		lvl := t.limit.level(fmt.Sprintf("replace %d", from), slog.LevelInfo)
-		t.log.Log(context.Background(), lvl, "a new connection from peer replaces its previous one", "peer", from, "remote", remote, "previous", old.RemoteAddr().String())
+		t.log.Log(context.Background(), lvl, "a new connection from peer replaces its previous one", "peer", t.name(from), "remote", remote, "previous", old.RemoteAddr().String())
 		old.Close()
 	}
 }
@@ -183,11 +183,11 @@ func (t *TCP) logServeError(remote string, from uint64, err error) {
 	switch {
 	case t.ctx.Err() != nil || errors.Is(err, net.ErrClosed):
 		// Closed here: Close, or a newer connection from the peer.
-		t.log.Debug("closed a peer connection", "remote", remote, "peer", from)
+		t.log.Debug("closed a peer connection", "remote", remote, "peer", t.name(from))
 	case errors.As(err, &ref):
 		warn(ref.reason, "refused a peer connection", "reason", ref.reason)
 	case errors.Is(err, errProtocol):
-		warn("protocol", "closing a connection that breaks the Warden peer protocol", "peer", from, "err", err)
+		warn("protocol", "closing a connection that breaks the Warden peer protocol", "peer", t.name(from), "err", err)
 	case from == 0 && errors.Is(err, io.EOF):
 		t.log.Debug("connection closed before its handshake", "remote", remote)
 	case from == 0 && errors.As(err, &nerr) && nerr.Timeout():
@@ -195,9 +195,9 @@ func (t *TCP) logServeError(remote string, from uint64, err error) {
 	case from == 0 && errors.Is(err, io.ErrUnexpectedEOF):
 		warn("protocol", "connection to the quorum port closed in the middle of a frame; not a Warden peer?")
 	case errors.Is(err, io.EOF):
-		t.log.Debug("peer closed its connection", "peer", from, "remote", remote)
+		t.log.Debug("peer closed its connection", "peer", t.name(from), "remote", remote)
 	default:
-		t.log.Debug("connection from peer broken", "peer", from, "remote", remote, "err", err)
+		t.log.Debug("connection from peer broken", "peer", t.name(from), "remote", remote, "err", err)
 	}
 }
 
@@ -246,7 +246,7 @@ func (in *inbound) message(payload []byte) error {
 	if drop != "" {
 		lvl := t.limit.level(fmt.Sprintf("drop %d", in.from), slog.LevelWarn)
 		t.log.Log(context.Background(), lvl, "dropped a raft message that does not belong on its connection",
-			"peer", in.from, "remote", in.remote, "type", m.GetType(), "reason", drop)
+			"peer", t.name(in.from), "remote", in.remote, "type", m.GetType(), "reason", drop)
 	}
 	if m.GetType() == raftpb.MessageType_MsgSnap {
 		in.beginSnap(m, drop)
@@ -271,7 +271,7 @@ func (in *inbound) beginSnap(m *raftpb.Message, discard string) {
 	if discard != "" {
 		return
 	}
-	t.log.Debug("receiving a snapshot from peer", "peer", in.from, "index", s.index)
+	t.log.Debug("receiving a snapshot from peer", "peer", t.name(in.from), "index", s.index)
 	pr, pw := io.Pipe()
 	s.pw, s.resc = pw, make(chan error, 1)
 	t.wg.Add(1)
@@ -328,10 +328,10 @@ func (in *inbound) snapEnd(payload []byte) error {
 		}
 	}
 	if reason == "" {
-		t.log.Info("received a snapshot from peer", "peer", in.from, "index", s.index, "bytes", s.bytes, "took", time.Since(s.start).Round(time.Millisecond))
+		t.log.Info("received a snapshot from peer", "peer", t.name(in.from), "index", s.index, "bytes", s.bytes, "took", time.Since(s.start).Round(time.Millisecond))
 		t.handler.Deliver(s.m)
 	} else {
-		t.log.Warn("could not receive a snapshot from peer", "peer", in.from, "index", s.index, "reason", reason)
+		t.log.Warn("could not receive a snapshot from peer", "peer", t.name(in.from), "index", s.index, "reason", reason)
 	}
 	if err := in.c.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout)); err != nil {
 		return err
@@ -344,7 +344,7 @@ func (in *inbound) snapEnd(payload []byte) error {
 // Receive reads an error and nothing is delivered.
 func (in *inbound) abortSnap() {
 	if s := in.snap; s != nil && s.pw != nil {
-		in.t.log.Info("snapshot from peer cut short: the connection ended", "peer", in.from, "index", s.index, "after_bytes", s.bytes)
+		in.t.log.Info("snapshot from peer cut short: the connection ended", "peer", in.t.name(in.from), "index", s.index, "after_bytes", s.bytes)
 		s.pw.CloseWithError(errSnapCut)
 	}
 	in.snap = nil

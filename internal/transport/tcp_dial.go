@@ -130,9 +130,9 @@ func (p *peer) unreachable() {
 // connected records a successful handshake.
 func (p *peer) connected() {
 	if p.everUp {
-		p.t.log.Info("reconnected to peer", "peer", p.id, "addr", p.addr, "down_for", time.Since(p.downSince).Round(time.Millisecond))
+		p.t.log.Info("reconnected to peer", "peer", p.t.name(p.id), "addr", p.addr, "down_for", time.Since(p.downSince).Round(time.Millisecond))
 	} else {
-		p.t.log.Info("connected to peer", "peer", p.id, "addr", p.addr)
+		p.t.log.Info("connected to peer", "peer", p.t.name(p.id), "addr", p.addr)
 	}
 	p.everUp, p.down, p.reported, p.lastFail = true, false, false, ""
 	if hook := p.t.testHookUp; hook != nil {
@@ -151,7 +151,7 @@ func (p *peer) markDown() {
 func (p *peer) lost(err error) {
 	p.markDown()
 	p.lastFail = "unreachable"
-	p.t.log.Warn("lost connection to peer", "peer", p.id, "addr", p.addr, "err", err)
+	p.t.log.Warn("lost connection to peer", "peer", p.t.name(p.id), "addr", p.addr, "err", err)
 	// Whatever was in flight is gone.
 	p.reported = true
 	p.t.handler.Unreachable(p.id)
@@ -173,7 +173,7 @@ func (p *peer) dialFailed(err error) {
 		lvl = slog.LevelDebug
 	}
 	p.lastFail = class
-	attrs := []any{"peer", p.id, "addr", p.addr}
+	attrs := []any{"peer", p.t.name(p.id), "addr", p.addr}
 	if ref != nil {
 		attrs = append(attrs, "reason", ref.reason)
 	} else {
@@ -282,7 +282,7 @@ func (p *peer) readAcks(oc *outConn) {
 	oc.pending = nil
 	oc.mu.Unlock()
 	for _, index := range pending {
-		p.t.log.Debug("snapshot not acknowledged before the connection ended", "peer", p.id, "index", index)
+		p.t.log.Debug("snapshot not acknowledged before the connection ended", "peer", p.t.name(p.id), "index", index)
 		p.t.handler.SnapshotSent(p.id, false)
 	}
 	oc.err = err
@@ -311,9 +311,9 @@ func (p *peer) readAck(oc *outConn) error {
 		return protocolErr("an ack for snapshot %d, which is not the one awaiting an ack", a.index)
 	}
 	if a.stored {
-		p.t.log.Info("peer stored the snapshot sent to it", "peer", p.id, "index", a.index)
+		p.t.log.Info("peer stored the snapshot sent to it", "peer", p.t.name(p.id), "index", a.index)
 	} else {
-		p.t.log.Warn("peer could not store the snapshot sent to it", "peer", p.id, "index", a.index, "reason", a.reason)
+		p.t.log.Warn("peer could not store the snapshot sent to it", "peer", p.t.name(p.id), "index", a.index, "reason", a.reason)
 	}
 	p.t.handler.SnapshotSent(p.id, a.stored)
 	return nil
@@ -351,7 +351,7 @@ func (p *peer) stream(oc *outConn) error {
 func (p *peer) write(oc *outConn, bw *bufio.Writer, m *raftpb.Message) error {
 	frame, err := p.encode(m)
 	if err != nil {
-		p.t.log.Error("cannot send a raft message; dropped", "peer", p.id, "type", m.GetType(), "err", err)
+		p.t.log.Error("cannot send a raft message; dropped", "peer", p.t.name(p.id), "type", m.GetType(), "err", err)
 		if m.GetType() == raftpb.MessageType_MsgSnap {
 			p.t.handler.SnapshotSent(p.id, false)
 		}
@@ -400,13 +400,13 @@ func (p *peer) sendSnapshot(oc *outConn, bw *bufio.Writer, m *raftpb.Message, fr
 	t, h := p.t, p.t.handler
 	meta := m.GetSnapshot().GetMetadata()
 	if meta == nil {
-		t.log.Error("cannot send a MsgSnap without snapshot metadata; dropped", "peer", p.id)
+		t.log.Error("cannot send a MsgSnap without snapshot metadata; dropped", "peer", p.t.name(p.id))
 		h.SnapshotSent(p.id, false)
 		return nil
 	}
 	body, err := t.cfg.Snapshots.Open(meta)
 	if err != nil {
-		t.log.Warn("cannot open the snapshot to send to peer", "peer", p.id, "index", meta.GetIndex(), "err", err)
+		t.log.Warn("cannot open the snapshot to send to peer", "peer", p.t.name(p.id), "index", meta.GetIndex(), "err", err)
 		h.SnapshotSent(p.id, false)
 		return nil
 	}
@@ -416,7 +416,7 @@ func (p *peer) sendSnapshot(oc *outConn, bw *bufio.Writer, m *raftpb.Message, fr
 		<-oc.donec
 		return oc.err
 	}
-	t.log.Debug("sending snapshot to peer", "peer", p.id, "index", meta.GetIndex())
+	t.log.Debug("sending snapshot to peer", "peer", p.t.name(p.id), "index", meta.GetIndex())
 	deadline := func() error { return oc.c.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout)) }
 	if err := deadline(); err != nil {
 		return err
@@ -447,7 +447,7 @@ func (p *peer) sendSnapshot(oc *outConn, bw *bufio.Writer, m *raftpb.Message, fr
 		}
 		if rerr != nil {
 			t.log.Warn("cannot read the snapshot being sent to peer; closing the connection so the peer discards it",
-				"peer", p.id, "index", meta.GetIndex(), "after_bytes", sent, "err", rerr)
+				"peer", p.t.name(p.id), "index", meta.GetIndex(), "after_bytes", sent, "err", rerr)
 			return fmt.Errorf("reading the body of snapshot %d: %w", meta.GetIndex(), rerr)
 		}
 	}
@@ -457,6 +457,6 @@ func (p *peer) sendSnapshot(oc *outConn, bw *bufio.Writer, m *raftpb.Message, fr
 	if err := writeFrame(bw, kindSnapEnd, nil); err != nil {
 		return err
 	}
-	t.log.Debug("sent snapshot body to peer; waiting for its ack", "peer", p.id, "index", meta.GetIndex(), "bytes", sent)
+	t.log.Debug("sent snapshot body to peer; waiting for its ack", "peer", p.t.name(p.id), "index", meta.GetIndex(), "bytes", sent)
 	return bw.Flush()
 }
