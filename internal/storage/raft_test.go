@@ -114,7 +114,7 @@ func TestWALRaftLoneMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, hs, es := mustReadAll(t, w)
+	_, hs, es := mustReadAll(t, w)
 	boot := snapMeta(1, 1) // voters: 1
 	if err := w.SaveSnapshot(boot); err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestWALRaftLoneMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	snap, hs, es = mustReadAll(t, w)
+	snap, hs, es := mustReadAll(t, w)
 	last := lastIndex(snap.GetIndex(), es)
 	if hs.GetCommit() != last-1 {
 		t.Fatalf("recovered commit %d, want %d: only the last write's commit was unsynced (log ends at %d)", hs.GetCommit(), last-1, last)
