@@ -332,7 +332,17 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	} else {
 		c.srv.node.RLock()
 		ok := c.srv.node.FSM().CheckPassword(req.SessionID, req.Passwd)
+		sess, _ := c.srv.node.FSM().Session(req.SessionID)
 		c.srv.node.RUnlock()
+		if ok && sess.Owner != c.srv.id && !c.srv.node.Standalone() {
+			// The session moves here: writes still proposed for it by the
+			// server it leaves get SESSIONMOVED.
+			var err error
+			if ok, err = c.srv.attach(req.SessionID); err != nil {
+				c.log.Info("could not move the session here; the client will retry", "session", sessionHex(req.SessionID), "err", err)
+				return false
+			}
+		}
 		if ok {
 			ok = c.srv.reattach(req.SessionID, c, time.Duration(timeout)*time.Millisecond)
 		}

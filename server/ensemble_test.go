@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/wardenzk/warden/client"
 	"github.com/wardenzk/warden/server"
 	"github.com/wardenzk/warden/server/servertest"
+	"github.com/wardenzk/warden/wire"
 )
 
 // ctxT returns a context bounded for one test step.
@@ -402,4 +404,63 @@ func TestEnsembleFourLetterWordsAndConfigNode(t *testing.T) {
 	if got := fourLetter(t, e.Addr(f), "ruok"); got != "imok" {
 		t.Fatalf("ruok = %q", got)
 	}
+}
+
+// rawSession opens a raw client connection to addr for session id (0: a
+// new one) and returns it with the session's id and password.
+func rawSession(t *testing.T, addr string, id int64, passwd []byte) (net.Conn, int64, []byte) {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if passwd == nil {
+		passwd = make([]byte, 16)
+	}
+	if _, err := nc.Write(wire.AppendRecords(nil, &wire.ConnectRequest{TimeOut: 10000, SessionID: id, Passwd: passwd})); err != nil {
+		t.Fatal(err)
+	}
+	frame, err := wire.ReadFrame(bufio.NewReader(nc), 0, nil)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", addr, err)
+	}
+	var resp wire.ConnectResponse
+	if err := wire.Unmarshal(frame, &resp, 0); err != nil {
+		t.Fatal(err)
+	}
+	if resp.SessionID == 0 {
+		t.Fatalf("connect to %s with session %#x: expired", addr, id)
+	}
+	return nc, resp.SessionID, resp.Passwd
+}
+
+func TestEnsembleSessionMovesAndTheOldConnectionCloses(t *testing.T) {
+	e := servertest.StartTestEnsemble(t, 3)
+	a, b := e.Followers()[0], e.Leader()
+	old, id, passwd := rawSession(t, e.Addr(a), 0, nil)
+	// The client re-attaches on another member: the session moves there,
+	// and the member it left closes the connection still holding it.
+	moved, _, _ := rawSession(t, e.Addr(b), id, passwd)
+	old.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := old.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the old connection on member %d: read %v, want EOF (closed)", a+1, err)
+	}
+	// The moved session works where it is now.
+	req := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpCreate},
+		&wire.CreateRequest{Path: "/moved", ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)})
+	if _, err := moved.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	frame, err := wire.ReadFrame(bufio.NewReader(moved), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h wire.ReplyHeader
+	if err := wire.Unmarshal(frame[:16], &h, 0); err != nil || h.Err != wire.CodeOK {
+		t.Fatalf("create on the new member: %v %v", h.Err, err)
+	}
+	// Back on the first member: it moves back and works there too.
+	rawSession(t, e.Addr(a), id, passwd)
 }

@@ -272,3 +272,39 @@ func (s *Server) writeQuorumMntr(b *strings.Builder) {
 	fmt.Fprintf(b, "zk_synced_observers\t%d\n", observers)
 	fmt.Fprintf(b, "zk_pending_syncs\t%d\n", 0)
 }
+
+// attach moves a session to this member through the log and reports
+// whether it is here now (false: it expired meanwhile); an error means the
+// outcome is unknown (no leader, leader change) and the client should try
+// again.
+func (s *Server) attach(id int64) (bool, error) {
+	type result struct {
+		out fsm.Output
+		err error
+	}
+	ch := make(chan result, 1)
+	if err := s.propose(&fsm.Entry{Op: fsm.OpAttach, Session: id}, func(out fsm.Output, err error) { ch <- result{out, err} }); err != nil {
+		return false, err
+	}
+	select {
+	case r := <-ch:
+		return r.err == nil && r.out.Err == wire.CodeOK, r.err
+	case <-s.closed:
+		return false, node.ErrNotServing
+	}
+}
+
+// sessionMoved runs under the state lock when a session moved to another
+// member: a connection still holding it here is closed, as ZooKeeper's
+// old server drops a client that reconnected elsewhere.
+func (s *Server) sessionMoved(id int64) {
+	s.sessMu.Lock()
+	var c *conn
+	if ls, ok := s.live[id]; ok {
+		c, ls.conn = ls.conn, nil
+	}
+	s.sessMu.Unlock()
+	if c != nil {
+		go c.close("session moved to another server")
+	}
+}

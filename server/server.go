@@ -400,6 +400,8 @@ func (s *Server) applied(e *fsm.Entry, out fsm.Output) {
 		s.sessionCreated(e)
 	case len(out.Touched) > 0:
 		s.touchedElsewhere(out.Touched)
+	case out.Moved != 0 && e.Origin != s.id:
+		s.sessionMoved(out.Moved)
 	}
 }
 

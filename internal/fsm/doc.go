@@ -35,7 +35,7 @@
 //	frames, in this order:
 //	  1  header   'H' | epoch int32 | counter int32 | lastTerm int64 |
 //	                   lastZxid int64 | sessions int64 | nodes int64
-//	  S  session  'S' | id int64 | timeout int32 | passwd buffer
+//	  S  session  'S' | id int64 | timeout int32 | passwd buffer | owner int64
 //	  N  node     'N' | path ustring | data buffer | acl vector<ACL> |
 //	                   czxid int64 | mzxid int64 | ctime int64 | mtime int64 |
 //	                   version int32 | cversion int32 | aversion int32 |
@@ -43,7 +43,8 @@
 //	  1  end      'E' | sessions int64 | nodes int64
 //	then the end of the stream.
 //
-// The body's first byte names its kind. Sessions come in increasing id
+// Version 1 streams (still read) have no owner in session frames; their
+// sessions get NoOwner. The body's first byte names its kind. Sessions come in increasing id
 // order; nodes in tree.Records order (the root first, every parent before
 // its children). cversion is the stored one (child creations) and
 // ephemeralOwner the stored one (a session, tree.ContainerOwner or a

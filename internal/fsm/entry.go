@@ -166,6 +166,12 @@ func DecodeEntries(data []byte, maxBuffer int) ([]Entry, error) {
 // by snapshot. It changes no replicated state and takes no zxid.
 const OpRejoin wire.OpCode = -1000
 
+// OpAttach is the op of an entry a server proposes when a client
+// re-attaches its session there while another server owns it: the
+// session moves (Session.Owner), and writes the old server still proposes
+// for it get SESSIONMOVED. It takes no zxid.
+const OpAttach wire.OpCode = -1001
+
 // TouchRecord is the body of a touch entry (Op wire.OpPing): the sessions
 // whose clients a member heard from since its last touch. Only the leader
 // acts on it (session liveness); it changes no replicated state and takes

@@ -34,7 +34,16 @@ type Session struct {
 	Timeout int32
 	// Passwd is the 16-byte password a reconnecting client must present.
 	Passwd []byte
+	// Owner is the member id of the server the session's client is
+	// attached to (the origin of its createSession or latest attach
+	// entry); NoOwner when not known (a session restored from a version-1
+	// snapshot or imported), which any server may use. Writes proposed by
+	// another server get SESSIONMOVED, as in ZooKeeper.
+	Owner int64
 }
+
+// NoOwner is Session.Owner when no server is known to hold the session.
+const NoOwner = -1
 
 // Output is the effect of applying one entry.
 type Output struct {
@@ -52,6 +61,9 @@ type Output struct {
 	// Touched lists the live sessions of a touch entry, whose clients a
 	// member heard from; the leader extends their deadlines.
 	Touched []int64
+	// Moved is the id of a session an attach entry moved to the entry's
+	// origin, or 0; the server that held it closes its connection.
+	Moved int64
 }
 
 // FSM is the replicated state machine: the tree, the session table and the
@@ -139,6 +151,20 @@ func (f *FSM) Apply(term uint64, e *Entry) Output {
 	if e.Op == OpRejoin {
 		return Output{Zxid: f.lastZxid}
 	}
+	if e.Op == OpAttach {
+		// A client re-attached its session on the entry's origin: the
+		// session moves there. No state a client sees changes; no zxid.
+		out := Output{Zxid: f.lastZxid}
+		if s, ok := f.sessions[e.Session]; ok {
+			moved := *s
+			moved.Owner = e.Origin
+			f.sessions[e.Session] = &moved
+			out.Moved = e.Session
+		} else {
+			out.Err = wire.ErrSessionExpired
+		}
+		return out
+	}
 	if e.Op == wire.OpPing {
 		// A touch: liveness news for the leader, no state change, no zxid.
 		var rec TouchRecord
@@ -165,7 +191,7 @@ func (f *FSM) Apply(term uint64, e *Entry) Output {
 			out.Err = wire.ErrMarshallingError
 			return out
 		}
-		f.sessions[e.Session] = &Session{Timeout: rec.Timeout, Passwd: rec.Passwd}
+		f.sessions[e.Session] = &Session{Timeout: rec.Timeout, Passwd: rec.Passwd, Owner: e.Origin}
 		return out
 	case wire.OpCloseSession:
 		if _, ok := f.sessions[e.Session]; ok {
@@ -187,8 +213,11 @@ func (f *FSM) Apply(term uint64, e *Entry) Output {
 		return out
 	}
 
-	if _, ok := f.sessions[e.Session]; !ok {
+	if s, ok := f.sessions[e.Session]; !ok {
 		out.Err = wire.ErrSessionExpired
+		return out
+	} else if s.Owner != NoOwner && s.Owner != e.Origin {
+		out.Err = wire.ErrSessionMoved
 		return out
 	}
 	if e.Op == wire.OpMulti {

@@ -23,7 +23,9 @@ var ErrBadSnapshot = errors.New("fsm: invalid snapshot")
 // Snapshot stream constants (see the package doc for the format).
 const (
 	snapMagic   = "WRDNSNAP"
-	snapVersion = 1
+	// snapVersion is the version written; version 1 (sessions without
+	// an owner) is still read.
+	snapVersion = 2
 
 	kindHeader  = 'H'
 	kindSession = 'S'
@@ -70,7 +72,7 @@ func NewFromState(opts Options, t *tree.Tree, sessions map[int64]Session, epoch 
 		lastZxid: int64(epoch)<<32 | int64(counter),
 	}
 	for id, s := range sessions {
-		f.sessions[id] = &Session{Timeout: s.Timeout, Passwd: s.Passwd}
+		f.sessions[id] = &Session{Timeout: s.Timeout, Passwd: s.Passwd, Owner: NoOwner}
 	}
 	return f
 }
@@ -119,6 +121,7 @@ func encodeSession(e *wire.Encoder, id int64, s *Session) {
 	e.Int64(id)
 	e.Int32(s.Timeout)
 	e.Buffer(s.Passwd)
+	e.Int64(s.Owner)
 }
 
 func encodeNode(e *wire.Encoder, r *tree.NodeRecord) {
@@ -230,6 +233,7 @@ type snapReader struct {
 	cur      int   // number of the frame being read or last read
 	buf      bytes.Buffer
 	hdr      snapHeader
+	version  uint32 // of the stream, from the preamble
 }
 
 func newSnapReader(r io.Reader, maxField int) *snapReader {
@@ -262,9 +266,11 @@ func (sr *snapReader) preamble() error {
 	if string(p[:8]) != snapMagic {
 		return sr.fail(0, "not a Warden snapshot stream (magic %q)", p[:8])
 	}
-	if v := binary.BigEndian.Uint32(p[8:]); v != snapVersion {
-		return sr.fail(8, "snapshot format version %d is not supported (this build reads version %d)", v, snapVersion)
+	v := binary.BigEndian.Uint32(p[8:])
+	if v != 1 && v != snapVersion {
+		return sr.fail(8, "snapshot format version %d is not supported (this build reads versions 1 and %d)", v, snapVersion)
 	}
+	sr.version = v
 	sr.off = 12
 	return nil
 }
@@ -361,7 +367,10 @@ func (sr *snapReader) sessions(fn func(id int64, s Session) error) error {
 			return err
 		}
 		id := d.Int64()
-		s := Session{Timeout: d.Int32(), Passwd: d.Buffer()}
+		s := Session{Timeout: d.Int32(), Passwd: d.Buffer(), Owner: NoOwner}
+		if sr.version >= 2 {
+			s.Owner = d.Int64()
+		}
 		name := fmt.Sprintf("session %#x (frame %d)", id, sr.cur)
 		if err := sr.finish(d, start, name); err != nil {
 			return err

@@ -349,21 +349,21 @@ func TestRestoreErrors(t *testing.T) {
 	}{
 		{"empty", nil, "at byte 0: stream ends inside the preamble"},
 		{"magic", newStream("ZKSNAP00", snapVersion).bytes(), "not a Warden snapshot stream"},
-		{"version", newStream(snapMagic, 2).bytes(), "at byte 8: snapshot format version 2 is not supported"},
+		{"version", newStream(snapMagic, 3).bytes(), "at byte 8: snapshot format version 3 is not supported"},
 		{"checksum", flipped, "checksum mismatch"},
 		{"huge frame", huge, "at byte 12: frame 0 (the header): length 2147483647 is outside"},
-		{"zxid state", newStream(snapMagic, 1).header(snapHeader{epoch: 1, counter: 2, lastZxid: 5, nodes: 4}).bytes(), "lastZxid 0x5 does not match epoch 1 and counter 2"},
-		{"too few nodes", newStream(snapMagic, 1).header(hdr(0, 3)).bytes(), "impossible counts"},
-		{"header leftovers", newStream(snapMagic, 1).frame(func(e *wire.Encoder) { h := hdr(0, 4); h.encode(e); e.Byte(0) }).bytes(), "frame 0 (the header): 1 bytes left over"},
-		{"short header", newStream(snapMagic, 1).frame(func(e *wire.Encoder) { e.Byte(kindHeader); e.Int32(1) }).bytes(), "frame 0 (the header): wire: record is truncated"},
-		{"sessions order", newStream(snapMagic, 1).header(hdr(2, 4)).session(9).session(3).bytes(), "session 0x3 (frame 2): ids not in increasing order"},
-		{"node for session", newStream(snapMagic, 1).header(hdr(2, 4)).session(9).reserved().bytes(), "frame 2 (session 2 of 2): kind 'N', want 'S'"},
-		{"node missing", newStream(snapMagic, 1).header(hdr(0, 5)).reserved().end(0, 5).bytes(), "frame 5 (node 5 of 5): kind 'E', want 'N'"},
-		{"missing config", newStream(snapMagic, 1).header(hdr(0, 4)).node(tree.NodeRecord{Path: "/"}).node(tree.NodeRecord{Path: "/zookeeper"}).
+		{"zxid state", newStream(snapMagic, snapVersion).header(snapHeader{epoch: 1, counter: 2, lastZxid: 5, nodes: 4}).bytes(), "lastZxid 0x5 does not match epoch 1 and counter 2"},
+		{"too few nodes", newStream(snapMagic, snapVersion).header(hdr(0, 3)).bytes(), "impossible counts"},
+		{"header leftovers", newStream(snapMagic, snapVersion).frame(func(e *wire.Encoder) { h := hdr(0, 4); h.encode(e); e.Byte(0) }).bytes(), "frame 0 (the header): 1 bytes left over"},
+		{"short header", newStream(snapMagic, snapVersion).frame(func(e *wire.Encoder) { e.Byte(kindHeader); e.Int32(1) }).bytes(), "frame 0 (the header): wire: record is truncated"},
+		{"sessions order", newStream(snapMagic, snapVersion).header(hdr(2, 4)).session(9).session(3).bytes(), "session 0x3 (frame 2): ids not in increasing order"},
+		{"node for session", newStream(snapMagic, snapVersion).header(hdr(2, 4)).session(9).reserved().bytes(), "frame 2 (session 2 of 2): kind 'N', want 'S'"},
+		{"node missing", newStream(snapMagic, snapVersion).header(hdr(0, 5)).reserved().end(0, 5).bytes(), "frame 5 (node 5 of 5): kind 'E', want 'N'"},
+		{"missing config", newStream(snapMagic, snapVersion).header(hdr(0, 4)).node(tree.NodeRecord{Path: "/"}).node(tree.NodeRecord{Path: "/zookeeper"}).
 			node(tree.NodeRecord{Path: "/zookeeper/quota"}).node(tree.NodeRecord{Path: "/zookeeper/other"}).end(0, 4).bytes(), "reserved node /zookeeper/config is missing"},
-		{"orphan", newStream(snapMagic, 1).header(hdr(0, 5)).reserved().node(orphan).bytes(), `node "/x/y" (frame 5): tree: invalid node records: "/x/y" comes before its parent "/x"`},
-		{"no reserved", newStream(snapMagic, 1).header(hdr(0, 4)).node(tree.NodeRecord{Path: "/"}).node(tree.NodeRecord{Path: "/a"}).node(tree.NodeRecord{Path: "/b"}).node(tree.NodeRecord{Path: "/c"}).end(0, 4).bytes(), "reserved node /zookeeper is missing"},
-		{"end counts", newStream(snapMagic, 1).header(hdr(1, 4)).session(7).reserved().end(0, 4).bytes(), "the end frame counts 0 sessions and 4 nodes, the header 1 and 4"},
+		{"orphan", newStream(snapMagic, snapVersion).header(hdr(0, 5)).reserved().node(orphan).bytes(), `node "/x/y" (frame 5): tree: invalid node records: "/x/y" comes before its parent "/x"`},
+		{"no reserved", newStream(snapMagic, snapVersion).header(hdr(0, 4)).node(tree.NodeRecord{Path: "/"}).node(tree.NodeRecord{Path: "/a"}).node(tree.NodeRecord{Path: "/b"}).node(tree.NodeRecord{Path: "/c"}).end(0, 4).bytes(), "reserved node /zookeeper is missing"},
+		{"end counts", newStream(snapMagic, snapVersion).header(hdr(1, 4)).session(7).reserved().end(0, 4).bytes(), "the end frame counts 0 sessions and 4 nodes, the header 1 and 4"},
 		{"trailing", append(bytes.Clone(valid), 0), fmt.Sprintf("at byte %d: bytes after the end frame", len(valid))},
 		{"truncated", valid[:len(valid)-3], "frame 6 (the end): the snapshot is truncated"},
 	}
@@ -448,7 +448,7 @@ func TestDumpSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := SnapshotSummary{Version: 1, Epoch: 1, Counter: 4, LastTerm: 1, LastZxid: 1<<32 | 4, Sessions: 1, Nodes: 7,
+	want := SnapshotSummary{Version: snapVersion, Epoch: 1, Counter: 4, LastTerm: 1, LastZxid: 1<<32 | 4, Sessions: 1, Nodes: 7,
 		Ephemerals: 1, Containers: 1, TTLs: 1, DataBytes: 105, StreamBytes: int64(len(snapshot(t, f)))}
 	if !reflect.DeepEqual(sum, want) {
 		t.Fatalf("summary = %+v\nwant %+v", sum, want)
@@ -484,7 +484,7 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 func FuzzRestore(f *testing.F) {
 	f.Add(snapshot(f, New(Options{})), []byte{3})
 	f.Add(snapshot(f, randomFSM(f, 2, 40)), []byte{1, 7, 60})
-	f.Add(newStream(snapMagic, 1).header(hdr(1, 4)).session(7).reserved().end(1, 4).bytes(), []byte{})
+	f.Add(newStream(snapMagic, snapVersion).header(hdr(1, 4)).session(7).reserved().end(1, 4).bytes(), []byte{})
 	f.Fuzz(func(t *testing.T, data, chunks []byte) {
 		opts := Options{ExtendedTypes: true, MaxBuffer: 1 << 12}
 		g, err := Restore(opts, &chunkReader{b: data, sizes: chunks})
@@ -524,7 +524,7 @@ func bodies(snap []byte) []byte {
 func FuzzRestoreFrames(f *testing.F) {
 	f.Add(bodies(snapshot(f, New(Options{}))))
 	f.Add(bodies(snapshot(f, randomFSM(f, 2, 40))))
-	f.Add(bodies(newStream(snapMagic, 1).header(hdr(1, 4)).session(7).reserved().end(1, 4).bytes()))
+	f.Add(bodies(newStream(snapMagic, snapVersion).header(hdr(1, 4)).session(7).reserved().end(1, 4).bytes()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st := newStream(snapMagic, snapVersion)
 		for len(data) >= 2 {
@@ -613,5 +613,67 @@ func BenchmarkClone100k(b *testing.B) {
 	f := benchFSM(b, 100_000)
 	for b.Loop() {
 		f.Clone()
+	}
+}
+
+// TestRestoreVersion1 reads a stream written before sessions had an
+// owner: its sessions belong to no server, so any may use them.
+func TestRestoreVersion1(t *testing.T) {
+	v1 := newStream(snapMagic, 1).header(hdr(1, 4)).frame(func(e *wire.Encoder) {
+		e.Byte(kindSession)
+		e.Int64(7)
+		e.Int32(1)
+		e.Buffer([]byte("p"))
+	}).reserved().end(1, 4).bytes()
+	f, err := Restore(Options{}, bytes.NewReader(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := f.Session(7)
+	if !ok || s.Owner != NoOwner || s.Timeout != 1 {
+		t.Fatalf("session 7 = %+v, %v; want timeout 1, no owner", s, ok)
+	}
+}
+
+// TestSessionOwnerAndMove: a session belongs to the server that created
+// it; an attach entry moves it; writes proposed by another server get
+// SESSIONMOVED; the owner survives a snapshot.
+func TestSessionOwnerAndMove(t *testing.T) {
+	f := New(Options{})
+	create := func(origin int64, path string) wire.Code {
+		body := wire.Marshal(&wire.CreateRequest{Path: path, ACL: wire.OpenACLUnsafe})
+		return f.Apply(1, &Entry{Op: wire.OpCreate, Origin: origin, Session: 5, Body: body}).Err
+	}
+	f.Apply(1, &Entry{Op: wire.OpCreateSession, Origin: 1, Session: 5, Body: wire.Marshal(&SessionRecord{Timeout: 1000, Passwd: []byte("p")})})
+	if got := create(1, "/a"); got != wire.CodeOK {
+		t.Fatalf("create by the owner: %v", got)
+	}
+	if got := create(2, "/b"); got != wire.ErrSessionMoved {
+		t.Fatalf("create by another server: %v, want SESSIONMOVED", got)
+	}
+	zxid := f.LastZxid()
+	out := f.Apply(1, &Entry{Op: OpAttach, Origin: 2, Session: 5})
+	if out.Moved != 5 || out.Err != wire.CodeOK || f.LastZxid() != zxid {
+		t.Fatalf("attach: %+v (zxid %#x → %#x); want moved 5 and no zxid", out, zxid, f.LastZxid())
+	}
+	if got := create(1, "/c"); got != wire.ErrSessionMoved {
+		t.Fatalf("create by the old owner: %v, want SESSIONMOVED", got)
+	}
+	if got := create(2, "/d"); got != wire.CodeOK {
+		t.Fatalf("create by the new owner: %v", got)
+	}
+	var b bytes.Buffer
+	if err := f.WriteSnapshot(&b); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Restore(Options{}, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := g.Session(5); s.Owner != 2 {
+		t.Fatalf("owner after restore = %d, want 2", s.Owner)
+	}
+	if out := f.Apply(1, &Entry{Op: OpAttach, Origin: 3, Session: 99}); out.Err != wire.ErrSessionExpired {
+		t.Fatalf("attach of an unknown session: %v", out.Err)
 	}
 }
