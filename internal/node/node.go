@@ -448,7 +448,7 @@ func (n *Node) shutdown() {
 // past their deadline.
 func (n *Node) applyLoop() {
 	defer n.applyWG.Done()
-	sweep := time.NewTicker(time.Second)
+	sweep := time.NewTicker(min(time.Second, max(n.cfg.ProposeTimeout/2, time.Millisecond)))
 	defer sweep.Stop()
 	for {
 		select {
