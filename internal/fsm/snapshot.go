@@ -22,7 +22,7 @@ var ErrBadSnapshot = errors.New("fsm: invalid snapshot")
 
 // Snapshot stream constants (see the package doc for the format).
 const (
-	snapMagic   = "WRDNSNAP"
+	snapMagic = "WRDNSNAP"
 	// snapVersion is the version written; version 1 (sessions without
 	// an owner) is still read.
 	snapVersion = 2
