@@ -279,7 +279,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	}
 	c.srv.stats.received.Add(1)
 	c.stats.received.Add(1)
-	if r := c.srv.node.Role(); !r.Serving() {
+	if !c.srv.Serving() {
 		c.log.Debug("refusing a session: this member has no leader and does not serve")
 		return false
 	}

@@ -221,11 +221,22 @@ func (s *Server) forwardTouches(wait bool) error {
 // Mode returns what this server is doing, as srvr's "Mode:" line says it:
 // leader, follower, observer or standalone; "looking" while an ensemble
 // member knows no leader (srvr then answers that it is not serving).
-func (s *Server) Mode() string { return s.node.Role().Mode() }
+func (s *Server) Mode() string {
+	if s.stalled() {
+		return node.Looking.Mode()
+	}
+	return s.node.Role().Mode()
+}
 
 // Serving reports whether the server serves clients: standalone, or an
-// ensemble member that knows its leader.
-func (s *Server) Serving() bool { return s.node.Role().Serving() }
+// ensemble member that knows its leader and can write its log.
+func (s *Server) Serving() bool { return s.node.Role().Serving() && !s.stalled() }
+
+// stalled reports whether this ensemble member cannot write its log (a
+// full disk): it then serves no client, so they move to a member that
+// can; the others elect a new leader if it led. A standalone server keeps
+// serving reads and refuses writes instead.
+func (s *Server) stalled() bool { return !s.node.Standalone() && s.node.Paused() }
 
 // LastZxid returns the zxid of the last write this server applied.
 func (s *Server) LastZxid() int64 { return s.lastZxid.Load() }

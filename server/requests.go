@@ -85,6 +85,11 @@ func (c *conn) refusal(r *reply) []byte {
 	if !c.srv.node.Paused() || r.op == wire.OpCloseSession {
 		return nil
 	}
+	if c.srv.stalled() {
+		// An ensemble member that cannot write its log sends its clients
+		// to another member.
+		go c.close("this member's disk is full; the client moves to another member")
+	}
 	c.srv.stats.throttled.Add(1)
 	return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.ErrThrottled, nil)
 }

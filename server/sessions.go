@@ -234,6 +234,9 @@ func (s *Server) timerLoop() {
 	for {
 		select {
 		case <-sessions.C:
+			if s.stalled() {
+				s.closeAll("this member's disk is full; its clients move to another member")
+			}
 			s.ExpireSessions(s.now())
 			s.forwardTouches(false)
 		case <-containers.C:
