@@ -77,6 +77,16 @@ func (c *cluster) start(i int) {
 	c.nodes[i] = nd
 }
 
+// stopAllBut stops every member except member l.
+func (c *cluster) stopAllBut(l int) {
+	for i := range c.nodes {
+		if i != l {
+			c.nodes[i].Stop()
+			c.nodes[i] = nil
+		}
+	}
+}
+
 func (c *cluster) waitFor(what string, cond func() bool) {
 	c.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -197,12 +207,7 @@ func TestAProposalPastItsDeadlineIsAnswered(t *testing.T) {
 	})
 	l := c.leader()
 	c.session(l)
-	for i := range c.nodes {
-		if i != l {
-			c.nodes[i].Stop()
-			c.nodes[i] = nil
-		}
-	}
+	c.stopAllBut(l)
 	_, err := c.propose(l, create("/late"))
 	if !errors.Is(err, ErrProposalLost) || !strings.Contains(err.Error(), "not applied within") {
 		t.Fatalf("a proposal that cannot commit: %v, want ErrProposalLost", err)
@@ -213,12 +218,7 @@ func TestStopAnswersWaitingProposals(t *testing.T) {
 	c := startCluster(t, 3, func(cfg *Config) { cfg.ElectionTicks = 60 })
 	l := c.leader()
 	c.session(l)
-	for i := range c.nodes {
-		if i != l {
-			c.nodes[i].Stop()
-			c.nodes[i] = nil
-		}
-	}
+	c.stopAllBut(l)
 	ch := make(chan error, 1)
 	if err := c.nodes[l].Propose(create("/x"), time.Now(), func(_ fsm.Output, err error) { ch <- err }); err != nil {
 		t.Fatal(err)
