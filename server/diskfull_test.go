@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,69 +18,6 @@ import (
 	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/wire"
 )
-
-// fullFS is a MemFS whose disk the test fills and empties. While it is
-// full, every write fails with ENOSPC after writing half of its bytes (the
-// fault MemFS injects) and every truncation that grows a file (how MemFS
-// preallocates) fails with ENOSPC.
-type fullFS struct {
-	*storage.MemFS
-	mu   sync.Mutex
-	full bool
-}
-
-func (f *fullFS) setFull(full bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.full = full
-}
-
-// OpenFile implements storage.FS.
-func (f *fullFS) OpenFile(name string, flag int, perm os.FileMode) (storage.File, error) {
-	file, err := f.MemFS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return &fullFile{File: file, fs: f}, nil
-}
-
-// fullFile routes writes and truncations through the fullFS's state. The
-// fullFS lock is held across the injection and the operation, so the
-// injected fault is the one this operation meets.
-type fullFile struct {
-	storage.File
-	fs *fullFS
-}
-
-func (f *fullFile) Write(p []byte) (int, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	if f.fs.full {
-		f.fs.InjectFault(storage.OpWrite, 1, syscall.ENOSPC)
-	}
-	return f.File.Write(p)
-}
-
-func (f *fullFile) WriteAt(p []byte, off int64) (int, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	if f.fs.full {
-		f.fs.InjectFault(storage.OpWrite, 1, syscall.ENOSPC)
-	}
-	return f.File.WriteAt(p, off)
-}
-
-func (f *fullFile) Truncate(size int64) error {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	if f.fs.full {
-		fi, err := f.File.Stat()
-		if err == nil && size > fi.Size() {
-			f.fs.InjectFault(storage.OpTruncate, 1, syscall.ENOSPC)
-		}
-	}
-	return f.File.Truncate(size)
-}
 
 // logSink collects the server's logs (safe for its goroutines) and closes
 // pausedCh when the node logs that writes are paused for a full disk,
@@ -156,7 +92,7 @@ func TestDiskFull(t *testing.T) {
 		{name: "with-snapshots", snapCount: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := &fullFS{MemFS: storage.NewMemFS()}
+			fs := storage.NewFullFS()
 			logs := newLogSink()
 			srv := diskFullServer(t, fs, logs, tc.snapCount)
 			writer, reader := dial(t, srv), dial(t, srv)
@@ -173,7 +109,7 @@ func TestDiskFull(t *testing.T) {
 				create(writer, p, "before")
 			}
 
-			fs.setFull(true)
+			fs.SetFull(true)
 			// A write with a short deadline is not acknowledged.
 			short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 			_, err := writer.Create(short, "/short", []byte("x"), client.Persistent, client.OpenACL)
@@ -212,7 +148,7 @@ func TestDiskFull(t *testing.T) {
 				t.Fatalf("ruok on a full disk: %q", out)
 			}
 
-			fs.setFull(false)
+			fs.SetFull(false)
 			// Once space returns, the retried write goes through.
 			var r struct {
 				st  client.Stat
@@ -284,14 +220,14 @@ func TestDiskFullTransient(t *testing.T) {
 // TestCloseWhileDiskFull stops the server while a write waits for space:
 // Close returns, and a restart has every acknowledged write.
 func TestCloseWhileDiskFull(t *testing.T) {
-	fs := &fullFS{MemFS: storage.NewMemFS()}
+	fs := storage.NewFullFS()
 	srv := diskFullServer(t, fs, io.Discard, 0)
 	c := dial(t, srv)
 	ctx := ctx30(t)
 	if _, err := c.Create(ctx, "/kept", []byte("1"), client.Persistent, client.OpenACL); err != nil {
 		t.Fatal(err)
 	}
-	fs.setFull(true)
+	fs.SetFull(true)
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	_, err := c.Create(short, "/unacknowledged", nil, client.Persistent, client.OpenACL)
 	cancel()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wardenzk/warden/client"
+	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/server"
 	"github.com/wardenzk/warden/server/servertest"
 	"github.com/wardenzk/warden/wire"
@@ -463,4 +464,32 @@ func TestEnsembleSessionMovesAndTheOldConnectionCloses(t *testing.T) {
 	}
 	// Back on the first member: it moves back and works there too.
 	rawSession(t, e.Addr(a), id, passwd)
+}
+
+func TestEnsembleMemberWithAFullDiskStepsAsideAndCatchesUp(t *testing.T) {
+	full := storage.NewFullFS()
+	e := servertest.StartTestEnsemble(t, 3, servertest.WithMemberFS(0, full))
+	c := connectTo(t, e, 1, 2)
+	mustCreate(t, c, "/x", "0")
+	full.SetFull(true)
+	// The member's next write to its log fails (the others' writes reach
+	// it): it stops serving, and the others carry on.
+	if _, err := c.Set(ctxT(t), "/x", []byte("0"), -1); err != nil {
+		t.Fatal(err)
+	}
+	e.WaitNotServing(0)
+	for i := 1; i <= 10; i++ {
+		if _, err := c.Set(ctxT(t), "/x", []byte(fmt.Sprint(i)), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := get(t, c, "/x"); got != "10" {
+		t.Fatalf("/x = %q", got)
+	}
+	full.SetFull(false)
+	e.WaitServing(0)
+	e.WaitCaughtUp()
+	if got := get(t, connectTo(t, e, 0), "/x"); got != "10" {
+		t.Fatalf("after the disk was freed, the member serves /x = %q", got)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/wardenzk/warden/internal/config"
 	"github.com/wardenzk/warden/internal/fakeclock"
 	"github.com/wardenzk/warden/internal/node"
+	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/internal/transport"
 	"github.com/wardenzk/warden/server"
 )
@@ -36,7 +37,8 @@ type Ensemble struct {
 
 type member struct {
 	cfg  server.Config
-	addr string // client address, kept across restarts
+	fs   storage.FS // nil: the operating system's
+	addr string     // client address, kept across restarts
 	srv  *server.Server
 }
 
@@ -48,6 +50,18 @@ type ensembleSettings struct {
 	observers int
 	config    func(*server.Config)
 	logger    *slog.Logger
+	fs        map[int]storage.FS
+}
+
+// WithMemberFS keeps member i's data on fs (a storage.FullFS, to fill its
+// disk) instead of the operating system's file system.
+func WithMemberFS(i int, fs storage.FS) EnsembleOption {
+	return func(s *ensembleSettings) {
+		if s.fs == nil {
+			s.fs = make(map[int]storage.FS)
+		}
+		s.fs[i] = fs
+	}
 }
 
 // WithSeed sets the seed of the network's random drops.
@@ -104,7 +118,7 @@ func StartTestEnsemble(tb testing.TB, n int, opts ...EnsembleOption) *Ensemble {
 		if st.config != nil {
 			st.config(&cfg)
 		}
-		e.members = append(e.members, &member{cfg: cfg, addr: "127.0.0.1:0"})
+		e.members = append(e.members, &member{cfg: cfg, addr: "127.0.0.1:0", fs: st.fs[i]})
 	}
 	logger := st.logger
 	if logger == nil {
@@ -144,6 +158,7 @@ func (e *Ensemble) start(i int, logger *slog.Logger) error {
 		Listener:      ln,
 		Logger:        logger,
 		Now:           e.Clock.Now,
+		FS:            m.fs,
 		DisableTimers: true,
 		RaftTick:      ensembleTick,
 		Transport: func(snaps transport.Snapshots) (transport.Transport, error) {
