@@ -105,11 +105,14 @@ func EnsembleIdentity(servers []config.Server) string {
 // member, as ZooKeeper's do. A new leader gives every session a fresh
 // timeout, since it cannot know when their clients were last heard.
 func (s *Server) roleChanged(r node.Role) {
-	switch r {
-	case node.Looking:
-		s.closeAll("this member lost its leader")
-	case node.Leading:
+	if r == node.Leading {
+		// Duties start only once every session has its fresh timeout:
+		// until then the deadlines here are a follower's, never extended.
 		s.reviveSessions()
+	}
+	s.leading.Store(r == node.Leading || r == node.Standalone)
+	if r == node.Looking {
+		s.closeAll("this member lost its leader")
 	}
 }
 
@@ -175,10 +178,7 @@ func (s *Server) touchedElsewhere(ids []int64) {
 
 // leads reports whether this member runs the leader's duties: session
 // expiry, container and TTL reaping.
-func (s *Server) leads() bool {
-	r := s.node.Role()
-	return r == node.Leading || r == node.Standalone
-}
+func (s *Server) leads() bool { return s.leading.Load() }
 
 // forwardTouches proposes a touch entry with the sessions this member
 // heard from since the last one, so the leader extends them. The leader

@@ -86,6 +86,10 @@ type Server struct {
 	watches *watch.Registry
 
 	lastZxid atomic.Int64 // mirrors fsm.LastZxid for lock-free pings
+	// leading is set while this member runs the leader's duties (session
+	// expiry, container reaping): from when a new leader has given every
+	// session a fresh timeout until it stops leading.
+	leading atomic.Bool
 
 	touchMu sync.Mutex
 	// touched holds the sessions whose clients this member heard from
@@ -231,6 +235,9 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	}
 	if err := nd.Run(); err != nil {
 		return nil, err
+	}
+	if nd.Standalone() {
+		s.leading.Store(true) // alone, it always leads; Run returned once it did
 	}
 	s.node.RLock()
 	s.lastZxid.Store(s.node.FSM().LastZxid())
