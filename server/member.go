@@ -47,6 +47,10 @@ func (s *Server) nodeConfig(fsmOpts fsm.Options, opts Options) node.Config {
 	if opts.RaftTick > 0 {
 		nc.Tick = opts.RaftTick
 	}
+	// A write not applied within a few election timeouts will not be:
+	// its client is told ConnectionLoss and moves on, as it would from a
+	// ZooKeeper follower that lost its leader.
+	nc.ProposeTimeout = max(5*time.Second, 4*2*time.Duration(nc.ElectionTicks)*nc.Tick)
 	nc.Transport = opts.Transport
 	if nc.Transport == nil {
 		nc.Transport = s.tcpTransport

@@ -220,8 +220,11 @@ func (n *Node) Run() error {
 		HeartbeatTicks: cfg.HeartbeatTicks,
 		Campaign:       len(cfg.Members) == 0,
 		LostEntries:    n.lostEntries,
-		Fatal:          cfg.Fatal,
-		Logger:         n.log,
+		LeaderUnreachable: func() {
+			n.failAll(fmt.Errorf("%w: this member could not reach its leader", ErrProposalLost), false, time.Time{})
+		},
+		Fatal:  cfg.Fatal,
+		Logger: n.log,
 	})
 	if err != nil {
 		n.Stop()

@@ -101,6 +101,10 @@ type Config struct {
 	// believes this member holds entries it does not have: its data was
 	// wiped. The host asks the leader to reset the member (ResetMember).
 	LostEntries func()
+	// LeaderUnreachable is called on the loop's goroutine when messages
+	// to this follower's leader were dropped: forwarded proposals may be
+	// lost.
+	LeaderUnreachable func()
 	// Campaign makes the member campaign at once: a member alone is
 	// leader after one round.
 	Campaign bool
@@ -247,9 +251,16 @@ func (n *Node) Deliver(m *raftpb.Message) {
 }
 
 // Unreachable reports that messages to peer are being dropped
-// (transport.Handler).
+// (transport.Handler). When peer is this follower's leader, proposals it
+// forwarded may be among them, and raft never resends those: the host is
+// told (LeaderUnreachable) so their clients are answered now.
 func (n *Node) Unreachable(peer uint64) {
-	n.report(func(rn *raft.RawNode) { rn.ReportUnreachable(peer) })
+	n.report(func(rn *raft.RawNode) {
+		rn.ReportUnreachable(peer)
+		if st := rn.BasicStatus(); st.Lead == peer && st.RaftState != raft.StateLeader && n.cfg.LeaderUnreachable != nil {
+			n.cfg.LeaderUnreachable()
+		}
+	})
 }
 
 // SnapshotSent reports how sending a snapshot to peer ended
@@ -260,6 +271,36 @@ func (n *Node) SnapshotSent(peer uint64, ok bool) {
 		st = raft.SnapshotFailure
 	}
 	n.report(func(rn *raft.RawNode) { rn.ReportSnapshot(peer, st) })
+}
+
+// PeerGone reacts to a peer whose process is gone (transport.Handler):
+// when it was this member's leader, the member forgets it, so it may grant
+// votes at once, and the voter with the lowest raft id among the others
+// campaigns at once. A dead leader is so replaced in about one round trip
+// instead of an election timeout. If the leader is in fact alive (a
+// restart), it wins the next heartbeat back or a new election runs:
+// elections are always safe.
+func (n *Node) PeerGone(peer uint64) {
+	n.report(func(rn *raft.RawNode) {
+		st := rn.BasicStatus()
+		if st.Lead != peer || st.RaftState != raft.StateFollower {
+			return
+		}
+		n.log.Info("the leader's process is gone; electing another without waiting for the election timeout", "leader_raft_id", peer)
+		if err := rn.ForgetLeader(); err != nil {
+			return
+		}
+		cs := n.ConfState()
+		first := uint64(0)
+		for _, v := range cs.GetVoters() {
+			if v != peer && (first == 0 || v < first) {
+				first = v
+			}
+		}
+		if first == n.cfg.ID {
+			rn.Campaign()
+		}
+	})
 }
 
 func (n *Node) report(f func(*raft.RawNode)) {

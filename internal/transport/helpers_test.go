@@ -74,6 +74,7 @@ type recorder struct {
 	msgc         chan *raftpb.Message
 	unreachablec chan uint64
 	snapSentc    chan snapOutcome
+	gonec        chan uint64
 	// onDeliver, when set before Start, is called first by Deliver.
 	onDeliver func(m *raftpb.Message)
 }
@@ -88,6 +89,7 @@ func newRecorder() *recorder {
 		msgc:         make(chan *raftpb.Message, 1<<16),
 		unreachablec: make(chan uint64, 1<<10),
 		snapSentc:    make(chan snapOutcome, 1<<10),
+		gonec:        make(chan uint64, 1<<10),
 	}
 }
 
@@ -98,6 +100,7 @@ func (r *recorder) Deliver(m *raftpb.Message) {
 	r.msgc <- m
 }
 func (r *recorder) Unreachable(peer uint64)           { r.unreachablec <- peer }
+func (r *recorder) PeerGone(peer uint64)              { r.gonec <- peer }
 func (r *recorder) SnapshotSent(peer uint64, ok bool) { r.snapSentc <- snapOutcome{peer, ok} }
 
 // logSink collects a transport's log lines (slog's text handler writes
@@ -414,3 +417,4 @@ type discardHandler struct{}
 func (discardHandler) Deliver(*raftpb.Message)   {}
 func (discardHandler) Unreachable(uint64)        {}
 func (discardHandler) SnapshotSent(uint64, bool) {}
+func (discardHandler) PeerGone(uint64)           {}

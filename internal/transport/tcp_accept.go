@@ -238,10 +238,13 @@ func (in *inbound) message(payload []byte) error {
 	}
 	var drop string
 	switch {
-	case m.GetFrom() != in.from:
-		drop = fmt.Sprintf("a message from member %d on the connection of member %d", m.GetFrom(), in.from)
+	case m.GetFrom() != in.from && m.GetType() != raftpb.MessageType_MsgProp:
+		// Raft passes a proposal on to the leader with its proposer as
+		// From (a member that just stepped down forwards what it was
+		// sent), so only proposals may arrive from another member.
+		drop = fmt.Sprintf("a message from %s on the connection of %s", t.name(m.GetFrom()), t.name(in.from))
 	case m.GetTo() != t.cfg.ID:
-		drop = fmt.Sprintf("a message to member %d reached member %d", m.GetTo(), t.cfg.ID)
+		drop = fmt.Sprintf("a message to %s reached %s", t.name(m.GetTo()), t.name(t.cfg.ID))
 	}
 	if drop != "" {
 		lvl := t.limit.level(fmt.Sprintf("drop %d", in.from), slog.LevelWarn)

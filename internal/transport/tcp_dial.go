@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -43,6 +44,9 @@ type peer struct {
 	// reported is set once the peer was reported Unreachable in the
 	// current failure burst.
 	reported bool
+	// goneReported is set once the peer was reported gone (PeerGone) in
+	// the current failure burst.
+	goneReported bool
 	// lastFail is the class of the last failure logged in the current
 	// burst: the same failure again is logged at Debug.
 	lastFail string
@@ -113,8 +117,14 @@ func (p *peer) idle(d time.Duration) bool {
 // drop discards a message the peer cannot be sent now.
 func (p *peer) drop(m *raftpb.Message) {
 	h := p.t.handler
-	if m.GetType() == raftpb.MessageType_MsgSnap {
+	switch m.GetType() {
+	case raftpb.MessageType_MsgSnap:
 		h.SnapshotSent(p.id, false)
+	case raftpb.MessageType_MsgProp:
+		// Raft never resends a forwarded proposal: its proposer must
+		// learn of every one lost, not once per failure burst.
+		h.Unreachable(p.id)
+		return
 	}
 	p.unreachable()
 }
@@ -134,7 +144,7 @@ func (p *peer) connected() {
 	} else {
 		p.t.log.Info("connected to peer", "peer", p.t.name(p.id), "addr", p.addr)
 	}
-	p.everUp, p.down, p.reported, p.lastFail = true, false, false, ""
+	p.everUp, p.down, p.reported, p.lastFail, p.goneReported = true, false, false, "", false
 	if hook := p.t.testHookUp; hook != nil {
 		hook(p.id)
 	}
@@ -171,6 +181,10 @@ func (p *peer) dialFailed(err error) {
 	}
 	if class == p.lastFail {
 		lvl = slog.LevelDebug
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) && p.everUp && !p.goneReported {
+		p.goneReported = true
+		p.t.handler.PeerGone(p.id)
 	}
 	p.lastFail = class
 	attrs := []any{"peer", p.t.name(p.id), "addr", p.addr}

@@ -83,6 +83,10 @@ func TestTCPPeerRestart(t *testing.T) {
 		t.Fatalf("unreachable %d, want 2", p)
 	}
 	a.log.wait(t, "level=WARN", `msg="lost connection to peer"`, "peer=2")
+	// Its port now refuses connections: its process is gone.
+	if p := recv(t, a.h.gonec, "member 2 reported gone"); p != 2 {
+		t.Fatalf("gone %d, want 2", p)
+	}
 
 	// Member 2 comes back on the same address (a new process, in effect).
 	b2 := startMember(t, 2, listen(t, addr), map[uint64]string{1: a.tr.Addr().String()}, nil)
@@ -498,9 +502,9 @@ func TestTCPBadFramesAfterHandshake(t *testing.T) {
 		closes bool // the transport closes the connection
 	}{
 		{"a message from another member", func(c *rawConn) { c.send(msg(3, 2, 0)) },
-			"a message from member 3 on the connection of member 1", false},
+			"a message from 3 on the connection of 1", false},
 		{"a message to another member", func(c *rawConn) { c.send(msg(1, 5, 0)) },
-			"a message to member 5 reached member 2", false},
+			"a message to 5 reached 2", false},
 		{"an undecodable message", func(c *rawConn) { c.frame(kindMsg, []byte{0xff}) },
 			"undecodable raft message", true},
 		{"a frame over 64 MiB", func(c *rawConn) { c.write([]byte{0x04, 0, 0, 1, byte(kindMsg)}) },
@@ -531,7 +535,7 @@ func TestTCPBadFramesAfterHandshake(t *testing.T) {
 			if a, err := decodeSnapAck(payload); err != nil || a.stored || a.index != 4 {
 				c.t.Fatalf("ack %+v, %v; want snapshot 4 not stored", a, err)
 			}
-		}, "a message from member 3 on the connection of member 1", false},
+		}, "a message from 3 on the connection of 1", false},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -554,6 +558,26 @@ func TestTCPBadFramesAfterHandshake(t *testing.T) {
 	}
 	if n := len(acc.h.msgc); n != 0 {
 		t.Fatalf("%d messages delivered that should not have been", n)
+	}
+}
+
+// TestTCPForwardedProposalFromAnotherMember: raft passes a proposal on
+// with its proposer as From, so a MsgProp may arrive on another member's
+// connection, and is delivered.
+func TestTCPForwardedProposalFromAnotherMember(t *testing.T) {
+	checkLeaks(t)
+	acc := startMember(t, 2, listen(t, "127.0.0.1:0"), map[uint64]string{1: "127.0.0.1:9", 3: "127.0.0.1:9"}, func(_ *member, cfg *TCPConfig) {
+		cfg.Dial = blockingDial
+	})
+	c := dialRaw(t, acc.tr.Addr().String())
+	if r := c.hello(hello{version: 1, from: 1, to: 2, ensemble: testEnsemble}); !r.accepted {
+		t.Fatalf("refused: %s", r.reason)
+	}
+	prop := msg(3, 2, 7)
+	prop.Type = raftpb.MessageType_MsgProp.Enum()
+	c.send(prop)
+	if got := recv(t, acc.h.msgc, "the forwarded proposal"); got.GetType() != raftpb.MessageType_MsgProp || got.GetFrom() != 3 {
+		t.Fatalf("delivered %v, want the MsgProp from 3", got)
 	}
 }
 

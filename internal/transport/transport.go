@@ -21,6 +21,11 @@ type Handler interface {
 	// SnapshotSent reports the outcome of sending a MsgSnap to peer
 	// (raft.RawNode.ReportSnapshot): ok once the peer has stored it.
 	SnapshotSent(peer uint64, ok bool)
+	// PeerGone reports that peer's process is not running: a connection
+	// that was up broke and its quorum port now refuses connections. It
+	// is a hint (a dead leader can be replaced without waiting out the
+	// election timeout), never a certainty; called once per outage.
+	PeerGone(peer uint64)
 }
 
 // Snapshots gives a transport the snapshot bodies it streams. The body is
