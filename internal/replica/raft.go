@@ -154,6 +154,9 @@ type Node struct {
 	// Owned by the loop goroutine.
 	lastSnap uint64    // index of the newest durable snapshot marked in the WAL
 	lostAt   time.Time // when LostEntries was last called
+	// fastUntil bounds a fast election started by PeerGone; zero when
+	// none runs.
+	fastUntil time.Time
 }
 
 // BootstrapSnapshot is the initial state of a fresh log: an empty state
@@ -298,9 +301,28 @@ func (n *Node) PeerGone(peer uint64) {
 			}
 		}
 		if first == n.cfg.ID {
+			// The other followers may not have noticed yet (a follower
+			// that still has a leader ignores pre-votes): keep asking,
+			// every tick, for up to one election timeout.
+			n.fastUntil = time.Now().Add(time.Duration(n.cfg.ElectionTicks) * n.cfg.Tick)
 			rn.Campaign()
 		}
 	})
+}
+
+// fastElect re-campaigns, on a tick, while a fast election started by
+// PeerGone has not found a leader yet.
+func (n *Node) fastElect() {
+	if n.fastUntil.IsZero() {
+		return
+	}
+	st := n.rn.BasicStatus()
+	switch {
+	case st.Lead != 0 || time.Now().After(n.fastUntil):
+		n.fastUntil = time.Time{}
+	case st.RaftState == raft.StateFollower || st.RaftState == raft.StatePreCandidate:
+		n.rn.Campaign()
+	}
 }
 
 func (n *Node) report(f func(*raft.RawNode)) {
@@ -382,6 +404,7 @@ func (n *Node) run() {
 		select {
 		case <-ticker.C:
 			n.rn.Tick()
+			n.fastElect()
 			n.publishProgress()
 		case <-n.wake:
 			n.propose()
