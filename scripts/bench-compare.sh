@@ -3,6 +3,8 @@
 # package) and Warden, one after the other on the same port from the same
 # zoo.cfg (standalone, forceSync=yes for both), several repetitions with the
 # servers alternating, and writes docs/performance.md and docs/perf/*.svg.
+# The page ends with the ensemble section that scripts/bench-compare-ensemble.sh
+# keeps in docs/perf/ensemble.md (3-member ensembles and leader failover).
 #
 # Every (repetition, workload, server) gets a freshly started server with an
 # empty data directory, so peak RSS is per workload. The bench reads the
@@ -216,6 +218,11 @@ EOF
 	# Hand-written findings (profiles, what was tried) live next to the plots.
 	if [ -f "$PLOTS/analysis.md" ]; then
 		cat "$PLOTS/analysis.md"
+	fi
+	# The ensemble section, written by scripts/bench-compare-ensemble.sh.
+	if [ -f "$PLOTS/ensemble.md" ]; then
+		echo
+		cat "$PLOTS/ensemble.md"
 	fi
 } >"$OUT"
 log "wrote $OUT and $PLOTS"

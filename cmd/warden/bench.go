@@ -25,6 +25,11 @@ and latency percentiles (HDR histograms); --json writes the full result,
 --plot DIR writes SVG plots. 'warden bench report' turns the results of
 several runs against several servers into a Markdown comparison.
 
+With several servers in --servers (an ensemble), session i starts on
+member i mod n and moves to the next member when it loses its own
+(--spread round-robin); --spread shuffle leaves the choice to the client's
+random order, as ZooKeeper's clients do.
+
 Workloads (--workload):
 `
 
@@ -36,6 +41,7 @@ func runBench(args []string) error {
 	cfg := def
 	fs := flag.NewFlagSet("warden bench", flag.ContinueOnError)
 	fs.StringVar(&cfg.Servers, "servers", def.Servers, "connection string host:port[,host:port...]")
+	fs.StringVar(&cfg.Spread, "spread", def.Spread, "how sessions pick a member of --servers: round-robin (session i starts on member i mod n) or shuffle (the client's random order)")
 	fs.StringVar(&cfg.Workload, "workload", def.Workload, "workload to run (see above)")
 	fs.StringVar(&cfg.Label, "label", def.Label, "name of the server under test, recorded in the result")
 	fs.IntVar(&cfg.Clients, "clients", def.Clients, "sessions sending requests (lock: contenders)")
@@ -55,6 +61,10 @@ func runBench(args []string) error {
 	fs.BoolVar(&cfg.Keep, "keep", false, "scale: leave the znodes in place")
 	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "server process to read CPU time and memory of (/proc)")
 	fs.StringVar(&cfg.Root, "root", def.Root, "znode the workloads work under (removed before and after)")
+	fs.IntVar(&cfg.Failovers, "failovers", def.Failovers, "failover: leader kills, each after --duration of steady writes")
+	fs.StringVar(&cfg.KillLeaderPIDFile, "kill-leader-pidfile", "", "failover: file with the pid of the member at {addr} ({host}, {port}); the bench kill -9s the leader's")
+	fs.StringVar(&cfg.KillLeaderCmd, "kill-leader-cmd", "", "failover: instead of --kill-leader-pidfile, a sh -c command that kill -9s the leader; {addr}, {host}, {port} name its client address")
+	fs.StringVar(&cfg.RestartCmd, "restart-cmd", "", "failover: sh -c command that starts the killed member again (same substitutions; redirect its output)")
 	jsonOut := fs.String("json", "", "write the result as JSON to this file")
 	plotDir := fs.String("plot", "", "write SVG plots into this directory")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's CPU profile to this file")
@@ -123,6 +133,7 @@ func runBenchReport(args []string) error {
 	plotDir := fs.String("plot", "", "write SVG plots into this directory")
 	plotRef := fs.String("plot-ref", "", "how the Markdown refers to the plot directory (default: --plot)")
 	baseline := fs.String("baseline", "zookeeper", "label ratios are taken against")
+	headline := fs.String("headline", "standalone", "headline ratio table: standalone (the goals), ensemble, or none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -148,8 +159,18 @@ func runBenchReport(args []string) error {
 		ref = *plotDir
 	}
 	md := bench.Report(results, *baseline, ref)
-	if h := bench.Headline(results, *baseline); h != "" {
-		md = "## Headline ratios\n\n" + h + "\n## All results\n\n" + md
+	switch *headline {
+	case "standalone":
+		if h := bench.Headline(results, *baseline); h != "" {
+			md = "## Headline ratios\n\n" + h + "\n## All results\n\n" + md
+		}
+	case "ensemble":
+		if h := bench.EnsembleHeadline(results, *baseline); h != "" {
+			md = "### Ratios\n\n" + h + "\n" + md
+		}
+	case "none":
+	default:
+		return fmt.Errorf("bench report: --headline %q: want standalone, ensemble or none", *headline)
 	}
 	if *out == "" {
 		_, err := io.WriteString(os.Stdout, md)
@@ -159,6 +180,9 @@ func runBenchReport(args []string) error {
 }
 
 func printResult(w io.Writer, r *bench.Result) {
+	if n := r.Settings.ConnectServers; n > 1 {
+		fmt.Fprintf(w, "%d servers in the connection string, sessions spread %s\n", n, r.Settings.Spread)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "phase\tops\terrors\tops/s\tp50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tgen cpu\t\n")
 	for _, p := range r.Phases {
@@ -180,6 +204,14 @@ func printResult(w io.Writer, r *bench.Result) {
 		if p.Saturated {
 			fmt.Fprintf(w, "%s: the generator used %.0f%% of its cores: the numbers measure the generator, not the server\n", p.Name, p.GeneratorCPU*100)
 		}
+	}
+	for i, f := range r.Failovers {
+		fmt.Fprintf(w, "failover %d: killed %s; new leader %s at %.0f ms; first write at %.0f ms, every client at %.0f ms; kill took %.0f ms",
+			i+1, f.Leader, f.NewLeader, f.NewLeaderMs, f.FirstWriteMs, f.AllClientsMs, f.KillMs)
+		if f.RejoinMs > 0 {
+			fmt.Fprintf(w, "; back as follower %.1f s after its restart", f.RejoinMs/1000)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)

@@ -332,6 +332,8 @@ func TestResultJSONShape(t *testing.T) {
 		{"workload", m["workload"], "sweep"},
 		{"label", m["label"], "test"},
 		{"settings.clients", settings["clients"], 3.0},
+		{"settings.connect_string_servers", settings["connect_string_servers"], 1.0},
+		{"settings.spread", settings["spread"], "round-robin"},
 		{"settings.read_ratios", len(settings["read_ratios"].([]any)), 2},
 		{"phase name", p["name"], "read 100%"},
 		{"phase param", p["param"], 100.0},

@@ -8,8 +8,14 @@ import (
 // Config is one `warden bench` run. Zero fields take the defaults of
 // DefaultConfig.
 type Config struct {
-	// Servers is the connection string, "host:port[,host:port...]".
+	// Servers is the connection string, "host:port[,host:port...]". With
+	// several members the sessions are spread over them (see Spread).
 	Servers string
+	// Spread is how sessions pick their member: SpreadRoundRobin (the
+	// default, also when empty) starts session j on member j mod n;
+	// SpreadShuffle leaves it to the client library's random order, as
+	// ZooKeeper's clients do.
+	Spread string
 	// Workload names the workload (see Workloads).
 	Workload string
 	// Label names the server under test in the results ("warden",
@@ -63,12 +69,33 @@ type Config struct {
 	// Root is the znode under which the workloads work. Default
 	// "/warden-bench". It is removed before and after.
 	Root string
+
+	// KillLeaderCmd (failover) is a shell command (run with sh -c) that
+	// kills the leader's process at once (kill -9). {addr}, {host} and
+	// {port} in it are replaced by the leader's client address, as it is
+	// spelled in Servers. The kill is taken to have happened when the
+	// command exits. KillLeaderPIDFile is the precise alternative.
+	KillLeaderCmd string
+	// KillLeaderPIDFile (failover), instead of KillLeaderCmd, names the
+	// file holding the pid of the member at {addr} ({host}, {port}): the
+	// bench sends that process SIGKILL itself, and the kill instant is
+	// when kill(2) returns.
+	KillLeaderPIDFile string
+	// RestartCmd (failover) starts the killed member again (same
+	// substitutions); the bench then waits for it to answer srvr as a
+	// follower. Needed for more than one failover. It must not keep its
+	// standard output open (start the member with its output redirected).
+	RestartCmd string
+	// Failovers (failover) is the number of leader kills. Default 3.
+	// Each comes after Duration of steady writes.
+	Failovers int
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
 		Servers:    "127.0.0.1:2181",
+		Spread:     SpreadRoundRobin,
 		Workload:   "sweep",
 		Label:      "server",
 		Clients:    8,
@@ -83,6 +110,7 @@ func DefaultConfig() Config {
 		ReadRatios: []int{0, 20, 50, 80, 90, 100},
 		ScaleSizes: []int{100_000, 1_000_000},
 		Root:       "/warden-bench",
+		Failovers:  3,
 	}
 }
 
@@ -103,6 +131,20 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: znodes, keys, watchers, sessions and rounds must be at least 1")
 	case len(c.Root) < 2 || c.Root[0] != '/':
 		return fmt.Errorf("bench: root must be an absolute path other than /")
+	case c.Spread != "" && c.Spread != SpreadRoundRobin && c.Spread != SpreadShuffle:
+		return fmt.Errorf("bench: spread %q: want %s or %s", c.Spread, SpreadRoundRobin, SpreadShuffle)
+	}
+	if c.Workload == "failover" {
+		switch {
+		case (c.KillLeaderCmd == "") == (c.KillLeaderPIDFile == ""):
+			return fmt.Errorf("bench: failover needs one of --kill-leader-pidfile (the pid file of the member at {addr}) and --kill-leader-cmd (a shell command killing it)")
+		case c.Failovers < 1:
+			return fmt.Errorf("bench: failovers must be at least 1")
+		case c.Failovers > 1 && c.RestartCmd == "":
+			return fmt.Errorf("bench: %d failovers need --restart-cmd to bring each killed member back", c.Failovers)
+		case c.Duration <= 0:
+			return fmt.Errorf("bench: failover needs --duration (steady writes before each kill)")
+		}
 	}
 	for _, r := range c.ReadRatios {
 		if r < 0 || r > 100 {

@@ -18,6 +18,13 @@
 // reads the server's CPU time and resident memory from /proc, which is
 // how scripts/bench-compare.sh compares servers on the same machine.
 //
+// With several members in the connection string (an ensemble) the
+// sessions are spread over them round-robin: session i starts on member
+// i mod n and, when it loses that member, tries the next ones in order
+// (see spread.go; ZooKeeper's clients shuffle the string instead, which
+// Config.Spread = SpreadShuffle reproduces). Results record how many
+// servers the string had (Settings.ConnectServers).
+//
 // Results are JSON (Result); Report turns the results of several runs
 // against several servers into the Markdown tables and SVG plots of
 // docs/performance.md.
@@ -40,4 +47,10 @@
 //	           thirds reads
 //	scale      memory at Config.ScaleSizes znodes (server RSS, bytes per
 //	           znode)
+//	failover   an ensemble under steady writes; Config.Failovers times the
+//	           leader (found with srvr) is killed (Config.KillLeaderPIDFile
+//	           or Config.KillLeaderCmd): time from the kill to the first
+//	           acknowledged write sent after it and until every session
+//	           has one, then the member is restarted (Config.RestartCmd)
+//	           and waited for as a follower (see failover.go)
 package bench

@@ -11,7 +11,7 @@ import (
 )
 
 // workloadOrder is the order the report presents workloads in.
-var workloadOrder = []string{"sweep", "latencies", "create", "multi", "lock", "fanout", "storm", "scale"}
+var workloadOrder = []string{"sweep", "latencies", "create", "multi", "lock", "fanout", "storm", "scale", "failover"}
 
 // plotPhases are the phases whose latency distribution gets a percentile
 // plot.
@@ -167,6 +167,9 @@ func Report(results []*Result, baseline, plotRef string) string {
 	var notes, saturated []string
 	for _, w := range wls {
 		fmt.Fprintf(&b, "### %s\n\n", w)
+		if c := connectNote(gs, w, ls); c != "" {
+			b.WriteString(c + "\n\n")
+		}
 		fmt.Fprintf(&b, "| phase | measure |")
 		for _, l := range ls {
 			fmt.Fprintf(&b, " %s |", l)
@@ -274,6 +277,9 @@ func Report(results []*Result, baseline, plotRef string) string {
 			if w == "sweep" {
 				fmt.Fprintf(&b, "![throughput vs read ratio](%s/sweep-throughput.svg)\n\n", plotRef)
 			}
+			if w == "failover" {
+				fmt.Fprintf(&b, "![acknowledged writes around the leader kill](%s/%s)\n\n", plotRef, failoverPlotName)
+			}
 			for _, ph := range phases {
 				if plotPhases[ph] {
 					fmt.Fprintf(&b, "![%s latency](%s/%s)\n", ph, plotRef, latencyPlotName(w, ph))
@@ -294,6 +300,33 @@ func Report(results []*Result, baseline, plotRef string) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// connectNote says how many servers the connection strings of workload
+// w had and how the sessions were spread, when some had more than one.
+func connectNote(gs map[[2]string]*group, w string, ls []string) string {
+	var seen []string
+	for _, l := range ls {
+		g := gs[[2]string{w, l}]
+		if g == nil {
+			continue
+		}
+		for _, r := range g.runs {
+			if n := r.Settings.ConnectServers; n > 1 {
+				s := fmt.Sprintf("%d servers, sessions spread round-robin (session i starts on member i mod %d)", n, n)
+				if r.Settings.Spread == SpreadShuffle {
+					s = fmt.Sprintf("%d servers, sessions spread by the client's random shuffle", n)
+				}
+				if !slices.Contains(seen, s) {
+					seen = append(seen, s)
+				}
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	return "Connection string: " + strings.Join(seen, "; ") + "."
 }
 
 func fmtRatio(a, base float64) string {
@@ -356,6 +389,12 @@ func WritePlots(dir string, results []*Result) error {
 		}
 	}
 
+	if c := failoverChart(gs, ls); c != nil {
+		if err := write(failoverPlotName, c); err != nil {
+			return err
+		}
+	}
+
 	for _, w := range workloadOrder {
 		var phases []string
 		for _, l := range ls {
@@ -402,6 +441,54 @@ func WritePlots(dir string, results []*Result) error {
 	return nil
 }
 
+// failoverPlotName is the file of the failover timeline plot.
+const failoverPlotName = "failover-timeline.svg"
+
+// failoverChart plots, for each server, the acknowledged writes per
+// second around the kill of its median failover (the kill, over every
+// run, whose time until every client wrote again is the median one).
+// nil when no result has failovers.
+func failoverChart(gs map[[2]string]*group, ls []string) *chart {
+	c := &chart{title: "failover: writes around the leader kill (median kill)",
+		xlabel: "seconds since the kill", ylabel: "writes per second"}
+	minX, maxX, maxY := 0.0, 0.0, 0.0
+	for _, l := range ls {
+		g := gs[[2]string{"failover", l}]
+		if g == nil {
+			continue
+		}
+		var all []FailoverSample
+		for _, r := range g.runs {
+			all = append(all, r.Failovers...)
+		}
+		if len(all) == 0 {
+			continue
+		}
+		slices.SortStableFunc(all, func(a, b FailoverSample) int { return cmp.Compare(a.AllClientsMs, b.AllClientsMs) })
+		f := all[(len(all)-1)/2]
+		if f.TimelineStepMs <= 0 {
+			continue
+		}
+		s := series{name: fmt.Sprintf("%s (all in %.2f s)", l, f.AllClientsMs/1000)}
+		step := f.TimelineStepMs / 1000
+		for i, n := range f.Timeline {
+			x := -f.TimelineBeforeMs/1000 + (float64(i)+0.5)*step
+			y := float64(n) / step
+			s.xs, s.ys = append(s.xs, x), append(s.ys, y)
+			minX, maxX, maxY = min(minX, x), max(maxX, x), max(maxY, y)
+		}
+		c.lines = append(c.lines, s)
+	}
+	if len(c.lines) == 0 {
+		return nil
+	}
+	for v := math.Floor(minX); v <= math.Ceil(maxX); v++ {
+		c.xticks = append(c.xticks, tick{v, fmt.Sprintf("%g", v)})
+	}
+	c.yticks = linearTicks(maxY, 6, func(v float64) string { return fmt.Sprintf("%gk", v/1000) })
+	return c
+}
+
 // medianRunCurve returns the percentile curve of the run of g whose p99
 // for phase is the median one.
 func medianRunCurve(g *group, phase string) []CurvePoint {
@@ -441,9 +528,36 @@ var goals = []goal{
 	{"restart time at 1M znodes", "scale", "", "restart time at 1000000 znodes", nil, "≤ 0.3×"},
 }
 
+// ensembleRows are the rows of the ensemble's ratio table.
+var ensembleRows = []goal{
+	{"write throughput, ops/s (sweep, 0% reads)", "sweep", "read 0%", "", func(p PhaseResult) float64 { return p.Throughput }, ""},
+	{"write p50 µs", "sweep", "read 0%", "", func(p PhaseResult) float64 { return float64(p.Latency.P50) }, ""},
+	{"write p99 µs", "sweep", "read 0%", "", func(p PhaseResult) float64 { return float64(p.Latency.P99) }, ""},
+	{"write p99.9 µs", "sweep", "read 0%", "", func(p PhaseResult) float64 { return float64(p.Latency.P999) }, ""},
+	{"read throughput, ops/s (sweep, 100% reads)", "sweep", "read 100%", "", func(p PhaseResult) float64 { return p.Throughput }, ""},
+	{"read p50 µs", "sweep", "read 100%", "", func(p PhaseResult) float64 { return float64(p.Latency.P50) }, ""},
+	{"read p99 µs", "sweep", "read 100%", "", func(p PhaseResult) float64 { return float64(p.Latency.P99) }, ""},
+	{"read p99.9 µs", "sweep", "read 100%", "", func(p PhaseResult) float64 { return float64(p.Latency.P999) }, ""},
+	{"failover: kill to first acknowledged write, ms", "failover", "", "failover: kill to first write, median", nil, ""},
+	{"failover: kill to every client writing again, ms", "failover", "", "failover: kill to every client writing, median", nil, ""},
+	{"failover: kill to a new leader in srvr, ms", "failover", "", "failover: kill to new leader in srvr, median", nil, ""},
+}
+
 // Headline renders the goal table: for each headline measure the median
 // of each of the two servers and their ratio, against the goal.
 func Headline(results []*Result, baseline string) string {
+	return headline(results, baseline, goals, true)
+}
+
+// EnsembleHeadline renders the ratio table of the ensemble comparison
+// (scripts/bench-compare-ensemble.sh): write and read throughput and
+// latency, and failover times, each the median of the runs (for failover,
+// the median over runs of each run's median over its kills).
+func EnsembleHeadline(results []*Result, baseline string) string {
+	return headline(results, baseline, ensembleRows, false)
+}
+
+func headline(results []*Result, baseline string, rows []goal, withGoal bool) string {
 	ls := labels(results, baseline)
 	if len(ls) != 2 || ls[1] != baseline {
 		return ""
@@ -451,8 +565,12 @@ func Headline(results []*Result, baseline string) string {
 	other := ls[0]
 	gs := groupResults(results)
 	var b strings.Builder
-	fmt.Fprintf(&b, "| measure | %s | %s | ratio %s / %s | goal |\n|---|---|---|---|---|\n", other, baseline, other, baseline)
-	for _, g := range goals {
+	if withGoal {
+		fmt.Fprintf(&b, "| measure | %s | %s | ratio %s / %s | goal |\n|---|---|---|---|---|\n", other, baseline, other, baseline)
+	} else {
+		fmt.Fprintf(&b, "| measure | %s | %s | ratio %s / %s |\n|---|---|---|---|\n", other, baseline, other, baseline)
+	}
+	for _, g := range rows {
 		vals := map[string][]float64{}
 		for _, l := range ls {
 			grp := gs[[2]string{g.workload, l}]
@@ -469,7 +587,11 @@ func Headline(results []*Result, baseline string) string {
 		if math.IsNaN(a) && math.IsNaN(z) {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", g.what, fmtNum(a), fmtNum(z), fmtRatio(a, z), cmp.Or(g.target, "–"))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |", g.what, fmtNum(a), fmtNum(z), fmtRatio(a, z))
+		if withGoal {
+			fmt.Fprintf(&b, " %s |", cmp.Or(g.target, "–"))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -15,11 +15,19 @@ type Result struct {
 	Metrics []Metric `json:"metrics,omitempty"`
 	// Notes say what was not measured and why.
 	Notes []string `json:"notes,omitempty"`
+	// Failovers are the leader kills of the failover workload, in order.
+	Failovers []FailoverSample `json:"failovers,omitempty"`
 }
 
 // Settings echoes the configuration a result was measured with.
 type Settings struct {
-	Servers    string  `json:"servers"`
+	Servers string `json:"servers"`
+	// ConnectServers is the number of members in Servers; Spread how the
+	// sessions were spread over them (SpreadRoundRobin, SpreadShuffle).
+	ConnectServers int    `json:"connect_string_servers"`
+	Spread         string `json:"spread"`
+	// Failovers is the number of leader kills asked for (failover).
+	Failovers  int     `json:"failovers,omitempty"`
 	Clients    int     `json:"clients"`
 	Inflight   int     `json:"inflight"`
 	Payload    int     `json:"payload_bytes"`

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,7 +22,22 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &env{cfg: cfg, clock: wallClock{}, progress: progress}
+	members, err := parseMembers(cfg.Servers)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{cfg: cfg, clock: wallClock{}, progress: progress, members: members}
+	if cfg.Workload == "failover" {
+		sc := shellControl{kill: cfg.KillLeaderCmd, restart: cfg.RestartCmd}
+		e.control = sc
+		if cfg.KillLeaderPIDFile != "" {
+			e.control = pidFileControl{pidFile: cfg.KillLeaderPIDFile, restart: sc}
+		}
+	}
+	spread := SpreadRoundRobin
+	if cfg.Spread == SpreadShuffle {
+		spread = SpreadShuffle
+	}
 	e.res = &Result{
 		Workload: cfg.Workload,
 		Label:    cfg.Label,
@@ -30,11 +46,14 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 			Servers: cfg.Servers, Clients: cfg.Clients, Inflight: cfg.Inflight,
 			Payload: cfg.Payload, Duration: cfg.Duration.Seconds(), Ops: cfg.Ops,
 			Warmup: cfg.Warmup.Seconds(), Rate: cfg.Rate, Cores: runtime.GOMAXPROCS(0),
-			ServerPID: cfg.ServerPID,
+			ServerPID: cfg.ServerPID, ConnectServers: len(members), Spread: spread,
 		},
 	}
-	if cfg.Workload == "sweep" {
+	switch cfg.Workload {
+	case "sweep":
 		e.res.Settings.ReadRatios = cfg.ReadRatios
+	case "failover":
+		e.res.Settings.Failovers = cfg.Failovers
 	}
 	defer e.closeAll()
 	if err := workloads[cfg.Workload].run(ctx, e); err != nil {
@@ -49,6 +68,13 @@ type env struct {
 	clock    Clock
 	progress io.Writer
 	res      *Result
+	// members are the host:port members of cfg.Servers, in order.
+	members []string
+	// sessions counts the sessions opened so far (for round-robin
+	// spreading, see sessionDialer).
+	sessions atomic.Int64
+	// control kills and restarts members (failover only).
+	control memberControl
 
 	// conns are the cfg.Clients load sessions, opened on first use.
 	conns []*client.Conn
@@ -61,15 +87,22 @@ type env struct {
 // for ever).
 const connectTimeout = 60 * time.Second
 
-// connect opens n sessions at once.
+// connect opens n sessions at once, spread over the members (see
+// sessionDialer): they are numbered on from the sessions opened before,
+// in order.
 func (e *env) connect(ctx context.Context, n int, opts ...client.Option) ([]*client.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	cs := make([]*client.Conn, n)
 	errs := make([]error, n)
+	dials := make([]dialFunc, n)
+	for i := range dials {
+		dials[i] = e.sessionDialer(nil)
+	}
 	var wg sync.WaitGroup
 	for i := range cs {
-		wg.Go(func() { cs[i], errs[i] = client.Connect(ctx, e.cfg.Servers, opts...) })
+		o := append(slices.Clip(opts), client.WithDialer(dials[i]))
+		wg.Go(func() { cs[i], errs[i] = client.Connect(ctx, e.cfg.Servers, o...) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -30,6 +30,7 @@ var workloads = map[string]workload{
 	"storm":     {"--sessions sessions connect at once, lose their connections and reconnect, then close", runStorm},
 	"multi":     {"one third writes (three quarters of them multi), two thirds reads, on --keys znodes", runMulti},
 	"scale":     {"server memory (needs --server-pid) at each of --scale-sizes znodes", runScale},
+	"failover":  {"--clients writing steadily to an ensemble; --failovers times: kill the leader (--kill-leader-pidfile or --kill-leader-cmd), time until writes succeed again, restart it (--restart-cmd)", runFailover},
 }
 
 // WorkloadNames lists the workloads, sorted.
@@ -333,7 +334,7 @@ func runFanout(ctx context.Context, e *env) error {
 func runStorm(ctx context.Context, e *env) error {
 	var mu sync.Mutex
 	var sockets []net.Conn
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+	record := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
 		nc, err := d.DialContext(ctx, network, addr)
 		if err == nil {
@@ -347,6 +348,10 @@ func runStorm(ctx context.Context, e *env) error {
 	conns := make([]*client.Conn, n)
 	errs := make([]error, n)
 	hists := make([]*Histogram, n)
+	dials := make([]dialFunc, n)
+	for i := range dials {
+		dials[i] = e.sessionDialer(record)
+	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	start := time.Now()
@@ -355,7 +360,7 @@ func runStorm(ctx context.Context, e *env) error {
 		hists[i] = NewHistogram()
 		wg.Go(func() {
 			t0 := time.Now()
-			conns[i], errs[i] = client.Connect(cctx, e.cfg.Servers, client.WithDialer(dial),
+			conns[i], errs[i] = client.Connect(cctx, e.cfg.Servers, client.WithDialer(dials[i]),
 				client.WithBackoff(time.Millisecond, 100*time.Millisecond))
 			hists[i].Record(time.Since(t0))
 		})
