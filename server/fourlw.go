@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wardenzk/warden/internal/node"
 )
 
 // ZooKeeperVersion is the ZooKeeper release whose protocol and behaviour
@@ -206,6 +208,10 @@ func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 	fmt.Fprintf(b, "Outstanding: %d\n", s.outstanding())
 	fmt.Fprintf(b, "Zxid: 0x%x\n", s.lastZxid.Load())
 	fmt.Fprintf(b, "Mode: %s\n", s.Mode())
+	if s.node.Role() == node.Leading {
+		last, lo, hi := s.node.ProposalSizes()
+		fmt.Fprintf(b, "Proposal sizes last/min/max: %d/%d/%d\n", last, lo, hi)
+	}
 	s.node.RLock()
 	// ZooKeeper's node map holds the root twice ("" and "/"): count it so.
 	nodes := s.node.FSM().Tree().NodeCount() + 1

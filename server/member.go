@@ -126,7 +126,7 @@ func (s *Server) roleChanged(r node.Role) {
 // sync.
 func (s *Server) installed() {
 	f := s.node.FSM()
-	f.SetMembership([]byte(s.cfg.MembershipText()))
+	f.SetMembership([]byte(s.cfg.MembershipText()), s.started.UnixMilli())
 	s.lastZxid.Store(f.LastZxid())
 	now := s.now()
 	s.sessMu.Lock()
@@ -265,7 +265,8 @@ func (s *Server) writeQuorumMntr(b *strings.Builder) {
 	}[role]
 	voters := s.cfg.Participants()
 	fmt.Fprintf(b, "zk_peer_state\t%s\n", peer)
-	fmt.Fprintf(b, "zk_quorum_size\t%d\n", voters/2+1)
+	// ZooKeeper's quorum_size is the number of voting members.
+	fmt.Fprintf(b, "zk_quorum_size\t%d\n", voters)
 	if role != node.Leading {
 		return
 	}
@@ -286,6 +287,10 @@ func (s *Server) writeQuorumMntr(b *strings.Builder) {
 	fmt.Fprintf(b, "zk_synced_non_voting_followers\t%d\n", nonVoting)
 	fmt.Fprintf(b, "zk_synced_observers\t%d\n", observers)
 	fmt.Fprintf(b, "zk_pending_syncs\t%d\n", 0)
+	last, lo, hi := s.node.ProposalSizes()
+	fmt.Fprintf(b, "zk_last_proposal_size\t%d\n", last)
+	fmt.Fprintf(b, "zk_min_proposal_size\t%d\n", lo)
+	fmt.Fprintf(b, "zk_max_proposal_size\t%d\n", hi)
 }
 
 // attach moves a session to this member through the log and reports

@@ -230,7 +230,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	s.node = nd
 	if !cfg.Standalone() {
 		nd.Lock()
-		nd.FSM().SetMembership([]byte(cfg.MembershipText()))
+		nd.FSM().SetMembership([]byte(cfg.MembershipText()), s.started.UnixMilli())
 		nd.Unlock()
 	}
 	if err := nd.Run(); err != nil {

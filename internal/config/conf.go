@@ -65,7 +65,8 @@ func (c Config) ConfText(dataDirSize, dataLogSize int64) string {
 	fmt.Fprintf(&b, "electionPort=%d\n", self.ElectionPort)
 	fmt.Fprintf(&b, "quorumPort=%d\n", self.PeerPort)
 	fmt.Fprintf(&b, "peerType=%d\n", peerType)
-	fmt.Fprintf(&b, "membership: \n%s\n", c.MembershipText())
+	// The membership ends the output, without a final newline.
+	fmt.Fprintf(&b, "membership: \n%s", c.MembershipText())
 	return b.String()
 }
 
@@ -85,9 +86,9 @@ func versionDir(dir string) string {
 //	server.1=10.0.0.1:2888:3888:participant;0.0.0.0:2181
 //
 // then "version=<hex>" (0 for a static configuration), with no final
-// newline. A server without a client address in its line gets this
-// server's clientPortAddress:clientPort when it is this server, else
-// none, as ZooKeeper prints it.
+// newline. A server line without a client address prints none, as
+// ZooKeeper prints it (even for this server, whose clientPort comes from
+// zoo.cfg).
 func (c Config) MembershipText() string {
 	var b strings.Builder
 	for _, s := range c.Servers {
@@ -97,9 +98,6 @@ func (c Config) MembershipText() string {
 		}
 		fmt.Fprintf(&b, "server.%d=%s:%d:%d:%s", s.ID, hostText(s.Host), s.PeerPort, s.ElectionPort, role)
 		host, port := s.ClientHost, s.ClientPort
-		if port == 0 && s.ID == c.MyID && c.ClientPort > 0 {
-			host, port = c.ClientPortAddress, c.ClientPort
-		}
 		if port > 0 {
 			if host == "" {
 				host = "0.0.0.0"

@@ -372,4 +372,4 @@ func (f *FSM) CheckPassword(id int64, passwd []byte) bool {
 }
 
 // SetMembership sets the data of /zookeeper/config (tree.SetConfig).
-func (f *FSM) SetMembership(data []byte) { f.tree.SetConfig(data) }
+func (f *FSM) SetMembership(data []byte, mtime int64) { f.tree.SetConfig(data, mtime) }

@@ -123,6 +123,12 @@ type Node struct {
 	// lead is the raft id of the last known leader; apply goroutine only.
 	lead uint64
 
+	propMu sync.Mutex
+	// propLast, propMin and propMax are the sizes in bytes of the raft
+	// entries applied while this member led (-1 before the first): srvr's
+	// "Proposal sizes" and mntr's *_proposal_size.
+	propLast, propMin, propMax int
+
 	waitMu sync.Mutex
 	// waiters maps the ReqID of a proposal of this member to its answer.
 	// Invariant: a waiter is in the map until its Done has been called.
@@ -168,6 +174,9 @@ func Open(cfg Config) (*Node, error) {
 		stopc:     make(chan struct{}),
 		appliedCh: make(chan struct{}, 1),
 		waiters:   make(map[int64]*waiter),
+		propLast:  -1,
+		propMin:   -1,
+		propMax:   -1,
 	}
 	// Request ids never repeat across restarts: a replayed entry of an
 	// earlier run must not match a waiter of this one.
@@ -310,6 +319,26 @@ func (n *Node) Term() uint64 { return n.raft.Status().Term }
 
 // Paused reports whether writes are paused because the disk is full.
 func (n *Node) Paused() bool { return n.raft.Paused() }
+
+// proposed records the size of an entry this leader replicated.
+func (n *Node) proposed(size int) {
+	n.propMu.Lock()
+	defer n.propMu.Unlock()
+	n.propLast = size
+	if n.propMin < 0 || size < n.propMin {
+		n.propMin = size
+	}
+	n.propMax = max(n.propMax, size)
+}
+
+// ProposalSizes returns the sizes in bytes of the last, smallest and
+// largest raft entry replicated while this member led; -1 for each before
+// the first.
+func (n *Node) ProposalSizes() (last, lo, hi int) {
+	n.propMu.Lock()
+	defer n.propMu.Unlock()
+	return n.propLast, n.propMin, n.propMax
+}
 
 // Peer is another member's replication state as the leader sees it.
 type Peer struct {
@@ -486,6 +515,9 @@ func (n *Node) applyUpdate(u replica.Update) bool {
 		}
 		n.applied.Store(re.GetIndex())
 		n.snap.since += uint64(len(re.GetData()))
+		if n.Role() == Leading && len(re.GetData()) > 0 {
+			n.proposed(len(re.GetData()))
+		}
 	}
 	if u.Status != nil {
 		n.roleChanged(u.Status)

@@ -314,10 +314,12 @@ func (t *Tree) ExpiryCandidates(now int64, maxNeverUsed int64) []string {
 }
 
 // SetConfig replaces the data of /zookeeper/config with the ensemble's
-// membership text. Each server sets it from its configuration, not through
-// the log (as ZooKeeper does for a static configuration), so its stat does
-// not change and no watch fires.
-func (t *Tree) SetConfig(data []byte) {
+// membership text. Each server sets it from its configuration at start,
+// not through the log, as a ZooKeeper quorum peer does: the version
+// becomes -1 and mtime the given time (Unix ms), and no watch fires.
+func (t *Tree) SetConfig(data []byte, mtime int64) {
 	n := t.modify(configPath)
 	t.setNodeData(n, data)
+	n.version = -1
+	n.mtime = mtime
 }

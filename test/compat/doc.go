@@ -22,4 +22,10 @@
 // ephemeralOwner=...) so normalize can replace zxids, times and session ids. Sort
 // children lists: ZooKeeper returns them in hash-set order. Intended differences go in
 // knownDifferences, with the reason. The package's TestMain lives in harness_test.go.
+//
+// Ensembles: startEnsemble(t, kind) (ensemble_harness_test.go) runs three members of one
+// kind with Kill/Start/WaitRoles; differentialEnsemble(t, scenarios) runs scenarios against
+// a ZooKeeper and a Warden ensemble and compares them after Ensemble.Normalize. Client
+// programs driven step by step (kazoo_ensemble/agent.py, curator/EnsembleRecipes.java)
+// speak the line protocol of ensemble_agent_test.go.
 package compat
