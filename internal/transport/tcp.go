@@ -249,7 +249,7 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		inbound: make(map[uint64]net.Conn),
 	}
 	for id, addr := range cfg.Peers {
-		t.peers[id] = &peer{t: t, id: id, addr: addr, queuec: make(chan *raftpb.Message, cfg.QueueLen)}
+		t.peers[id] = &peer{t: t, id: id, addr: addr, queuec: make(chan *raftpb.Message, cfg.QueueLen), kickc: make(chan struct{}, 1)}
 	}
 	return t, nil
 }

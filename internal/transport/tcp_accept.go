@@ -106,6 +106,12 @@ func (t *TCP) serve(c net.Conn) {
 	}
 	if err == nil {
 		t.log.Debug("accepted a connection from peer", "peer", t.name(from), "remote", remote)
+		if p := t.peers[from]; p != nil {
+			select {
+			case p.kickc <- struct{}{}:
+			default:
+			}
+		}
 		fr.limit = maxFrame
 		in := &inbound{t: t, c: c, fr: fr, from: from, remote: remote}
 		err = in.loop()

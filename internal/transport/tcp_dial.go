@@ -35,6 +35,10 @@ type peer struct {
 	// queuec is the peer's send queue: Send puts, the sender goroutine
 	// takes.
 	queuec chan *raftpb.Message
+	// kickc ends a backoff wait early: the peer has just connected to
+	// this member, so it is up (a member elected while this one waited
+	// would otherwise not be reachable for up to MaxBackoff).
+	kickc chan struct{}
 
 	// Owned by the sender goroutine (run).
 	everUp bool
@@ -107,6 +111,9 @@ func (p *peer) idle(d time.Duration) bool {
 		case <-p.t.ctx.Done():
 			return false
 		case <-timer.C:
+			return true
+		case <-p.kickc:
+			// The peer just connected to us: it is up, dial now.
 			return true
 		case m := <-p.queuec:
 			p.drop(m)

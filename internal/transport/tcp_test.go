@@ -749,3 +749,23 @@ func FuzzServeConn(f *testing.F) {
 		}
 	})
 }
+
+// TestTCPPeerConnectingEndsBackoff: a member waiting out a long backoff
+// towards a peer dials again as soon as that peer connects to it (the peer
+// is up), instead of staying unreachable for the rest of the wait.
+func TestTCPPeerConnectingEndsBackoff(t *testing.T) {
+	checkLeaks(t)
+	lnB := listen(t, "127.0.0.1:0")
+	addrB := lnB.Addr().String()
+	lnB.Close() // B is not up yet: A's first dial is refused
+	lnA := listen(t, "127.0.0.1:0")
+	a := startMember(t, 1, lnA, map[uint64]string{2: addrB}, func(_ *member, cfg *TCPConfig) {
+		cfg.MinBackoff, cfg.MaxBackoff = time.Hour, time.Hour
+	})
+	a.log.wait(t, `msg="cannot reach peer"`, "peer=2")
+	b := startMember(t, 2, listen(t, addrB), map[uint64]string{1: lnA.Addr().String()}, nil)
+	recv(t, b.upc, "member 2 connected to member 1")
+	if p := recv(t, a.upc, "member 1 connected to member 2 within its hour of backoff"); p != 2 {
+		t.Fatalf("member 1 connected to %d, want 2", p)
+	}
+}
