@@ -208,15 +208,15 @@ func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 	fmt.Fprintf(b, "Outstanding: %d\n", s.outstanding())
 	fmt.Fprintf(b, "Zxid: 0x%x\n", s.lastZxid.Load())
 	fmt.Fprintf(b, "Mode: %s\n", s.Mode())
-	if s.node.Role() == node.Leading {
-		last, lo, hi := s.node.ProposalSizes()
-		fmt.Fprintf(b, "Proposal sizes last/min/max: %d/%d/%d\n", last, lo, hi)
-	}
 	s.node.RLock()
 	// ZooKeeper's node map holds the root twice ("" and "/"): count it so.
 	nodes := s.node.FSM().Tree().NodeCount() + 1
 	s.node.RUnlock()
 	fmt.Fprintf(b, "Node count: %d\n", nodes)
+	if s.node.Role() == node.Leading {
+		last, lo, hi := s.node.ProposalSizes()
+		fmt.Fprintf(b, "Proposal sizes last/min/max: %d/%d/%d\n", last, lo, hi)
+	}
 }
 
 // consLine is one connection's line in stat (short) and cons (long).
