@@ -256,3 +256,26 @@ func TestCloseEndsWatches(t *testing.T) {
 		t.Fatalf("state = %v", c.State())
 	}
 }
+
+// TestGetConfigIgnoresChroot: the membership is the server's, so a chroot
+// does not apply to it, as with ZooKeeper's getConfig.
+func TestGetConfigIgnoresChroot(t *testing.T) {
+	srv := startServer(t, "", nil)
+	root := connect(t, srv.Addr().String())
+	ctx := ctxT(t)
+	must[string](t)(root.Create(ctx, "/app", nil, Persistent, OpenACL))
+	c := connect(t, srv.Addr().String()+"/app")
+	if _, _, err := c.Get(ctx, ConfigPath); !errors.Is(err, ErrNoNode) {
+		t.Fatalf("Get %s under the chroot = %v, want NoNode (it is /app%s)", ConfigPath, err, ConfigPath)
+	}
+	_, st, err := c.GetConfig(ctx)
+	if err != nil {
+		t.Fatalf("GetConfig under a chroot: %v", err)
+	}
+	if _, want, _ := root.Get(ctx, ConfigPath); st != want {
+		t.Fatalf("GetConfig stat %+v, want /zookeeper/config's %+v", st, want)
+	}
+	if _, _, ch, err := c.GetConfigW(ctx); err != nil || ch == nil {
+		t.Fatalf("GetConfigW: %v", err)
+	}
+}

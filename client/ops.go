@@ -161,11 +161,34 @@ func (c *Conn) GetW(ctx context.Context, path string) ([]byte, Stat, <-chan Even
 	return c.get(ctx, path, true)
 }
 
+// ConfigPath is where a server keeps the ensemble's membership.
+const ConfigPath = "/zookeeper/config"
+
+// GetConfig returns the ensemble's membership (the data of
+// /zookeeper/config: "server.N=..." lines and "version=...") and its
+// Stat. Like ZooKeeper's getConfig it ignores the chroot: the
+// membership is the server's, not the application's.
+func (c *Conn) GetConfig(ctx context.Context) ([]byte, Stat, error) {
+	d, s, _, err := c.getAt(ctx, ConfigPath, ConfigPath, false)
+	return d, s, err
+}
+
+// GetConfigW is GetConfig that also sets a one-shot data watch on the
+// membership.
+func (c *Conn) GetConfigW(ctx context.Context) ([]byte, Stat, <-chan Event, error) {
+	return c.getAt(ctx, ConfigPath, ConfigPath, true)
+}
+
 func (c *Conn) get(ctx context.Context, path string, watch bool) ([]byte, Stat, <-chan Event, error) {
 	sp, err := c.serverPath(path)
 	if err != nil {
 		return nil, Stat{}, nil, err
 	}
+	return c.getAt(ctx, sp, path, watch)
+}
+
+// getAt reads server path sp, known to the caller as path.
+func (c *Conn) getAt(ctx context.Context, sp, path string, watch bool) ([]byte, Stat, <-chan Event, error) {
 	var resp wire.GetDataResponse
 	r := newRequest(wire.OpGetData, &wire.GetDataRequest{Path: sp, Watch: watch}, &resp)
 	var ch chan Event

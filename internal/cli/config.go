@@ -11,7 +11,7 @@ import (
 )
 
 // configNode is where the ensemble's dynamic configuration lives.
-const configNode = "/zookeeper/config"
+const configNode = client.ConfigPath
 
 func runConfig(ctx context.Context, s *Shell, inv *invocation) error {
 	octx, cancel := s.opContext(ctx)
@@ -21,10 +21,10 @@ func runConfig(ctx context.Context, s *Shell, inv *invocation) error {
 	var err error
 	if inv.has("w") {
 		var ch <-chan client.Event
-		data, st, ch, err = s.Conn().GetW(octx, configNode)
+		data, st, ch, err = s.Conn().GetConfigW(octx)
 		s.forward(ch)
 	} else {
-		data, st, err = s.Conn().Get(octx, configNode)
+		data, st, err = s.Conn().GetConfig(octx)
 	}
 	if err != nil {
 		return opError(err, configNode)
