@@ -85,11 +85,9 @@ func TestRotation(t *testing.T) {
 // TestSpreadRoundRobin: seven sessions over three servers land 3/2/2,
 // in connection-string order, and the result says so.
 func TestSpreadRoundRobin(t *testing.T) {
-	var srvs []*servertest.Server
 	var addrs []string
 	for range 3 {
 		s := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.MaxClientCnxns = 0 }))
-		srvs = append(srvs, s)
 		addrs = append(addrs, s.Addr().String())
 	}
 	cfg := testConfig(strings.Join(addrs, ","), "sweep")
