@@ -4,29 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wardenzk/warden/client"
+	"github.com/wardenzk/warden/test/proc"
 )
 
 // Bounds of the test. Every wait is bounded by one of these.
 const (
-	readyDeadline   = 15 * time.Second // from exec to ruok answering imok
-	exitDeadline    = 10 * time.Second // from SIGKILL to the process being reaped
 	ackDeadline     = 15 * time.Second // for the writers to reach a cycle's ack target
 	requestDeadline = 20 * time.Second // one client request, waiting out a restart
-	pollInterval    = 10 * time.Millisecond
 	sessionTimeout  = 30 * time.Second // within tickTime 2000's bounds (4s..40s)
 )
 
@@ -45,11 +39,11 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	t.Logf("seed %d (WARDEN_CRASH_SEED=%d reproduces the kill points)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 
-	srv := newServer(t, buildWarden(t))
-	srv.start(t)
+	srv := newServer(t, proc.Warden(t))
+	srv.Start(t)
 
 	ctx := bounded(t, requestDeadline)
-	owner := connect(t, srv.addr)
+	owner := connect(t, srv.Addr)
 	if _, err := owner.Create(ctx, "/crash", nil, client.Persistent, client.OpenACL); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +57,7 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	var wg sync.WaitGroup
 	errc := make(chan error, writers)
 	for w := 0; w < writers; w++ {
-		c := connect(t, srv.addr)
+		c := connect(t, srv.Addr)
 		dir := fmt.Sprintf("/crash/w%d", w)
 		if _, err := c.Create(ctx, dir, nil, client.Persistent, client.OpenACL); err != nil {
 			t.Fatal(err)
@@ -90,11 +84,11 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 		if err := h.waitFor(target, ackDeadline, errc); err != nil {
 			t.Fatalf("cycle %d: %v", cycle, err)
 		}
-		srv.kill9(t)
+		srv.Kill9(t)
 		killedAt := h.count()
-		took := srv.start(t)
+		took := srv.Start(t)
 		acked := h.snapshot()
-		verify(t, srv.addr, acked, seen)
+		verify(t, srv.Addr, acked, seen)
 		t.Logf("cycle %d: killed after %d acks (target %d), ready again in %v, %d paths checked",
 			cycle, killedAt, target, took.Round(time.Millisecond), len(acked))
 	}
@@ -266,10 +260,8 @@ func verify(t *testing.T, addr string, acked map[string]ack, seen map[string]int
 // server is a `warden server` child process on a fixed data directory and
 // port, restarted any number of times.
 type server struct {
-	bin, cfg, log, addr string
-	dataDir             string
-	cmd                 *exec.Cmd
-	exited              chan struct{} // closed when cmd is reaped
+	proc.Server
+	dataDir string
 }
 
 // newServer writes zoo.cfg in a fresh directory; the process is stopped
@@ -279,116 +271,28 @@ func newServer(t *testing.T, bin string) *server {
 	dir := t.TempDir()
 	port := freePort(t)
 	s := &server{
-		bin:     bin,
-		cfg:     filepath.Join(dir, "zoo.cfg"),
-		log:     filepath.Join(dir, "server.log"),
-		addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Server: proc.Server{
+			Name:   "warden server",
+			Bin:    bin,
+			Config: filepath.Join(dir, "zoo.cfg"),
+			Log:    filepath.Join(dir, "server.log"),
+			Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		},
 		dataDir: filepath.Join(dir, "data"),
 	}
 	// A small snapCount: kills also land during snapshots and log compaction.
 	cfg := fmt.Sprintf("tickTime=2000\nsnapCount=64\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n",
 		s.dataDir, port)
-	if err := os.WriteFile(s.cfg, []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(s.Config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		s.kill9(t)
+		s.Kill9(t)
 		if t.Failed() {
-			s.dumpLog(t)
+			s.DumpLog(t)
 		}
 	})
 	return s
-}
-
-// start runs the server and returns how long it took to answer ruok.
-func (s *server) start(t *testing.T) time.Duration {
-	t.Helper()
-	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(logf, "==== start %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(s.bin, "server", s.cfg)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Pdeathsig: a test binary killed by -timeout leaves no server behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	begin := time.Now()
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(exited)
-	}()
-	s.cmd, s.exited = cmd, exited
-
-	deadline := time.NewTimer(readyDeadline)
-	defer deadline.Stop()
-	for {
-		if out, err := fourLetterWord(s.addr, "ruok"); err == nil && out == "imok" {
-			return time.Since(begin)
-		}
-		select {
-		case <-exited:
-			t.Fatalf("warden server exited during start-up: %v", cmd.ProcessState)
-		case <-deadline.C:
-			t.Fatalf("warden server at %s did not answer ruok within %v", s.addr, readyDeadline)
-		case <-time.After(pollInterval):
-		}
-	}
-}
-
-// kill9 sends SIGKILL to the server's process group and waits until it is
-// reaped; it does nothing when the server is not running.
-func (s *server) kill9(t *testing.T) {
-	t.Helper()
-	if s.cmd == nil {
-		return
-	}
-	select {
-	case <-s.exited:
-		s.cmd = nil
-		return
-	default:
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-s.exited:
-	case <-time.After(exitDeadline):
-		t.Errorf("pid %d survived SIGKILL for %v", s.cmd.Process.Pid, exitDeadline)
-	}
-	s.cmd = nil
-}
-
-func (s *server) dumpLog(t *testing.T) {
-	b, err := os.ReadFile(s.log)
-	if err != nil {
-		t.Logf("server log: %v", err)
-		return
-	}
-	const max = 32 << 10
-	if len(b) > max {
-		b = b[len(b)-max:]
-	}
-	t.Logf("---- server log (last %d bytes) ----\n%s", len(b), b)
-}
-
-// buildWarden builds ./cmd/warden into the test's temporary directory.
-func buildWarden(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "warden")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/warden")
-	_, file, _, _ := runtime.Caller(0)
-	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/warden: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // connect opens a session that reconnects quickly after a restart; it is
@@ -419,22 +323,4 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// fourLetterWord sends a four-letter word and returns the whole answer.
-func fourLetterWord(addr, cmd string) (string, error) {
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write([]byte(cmd)); err != nil {
-		return "", err
-	}
-	b, err := io.ReadAll(conn)
-	if err != nil && len(b) == 0 {
-		return "", err
-	}
-	return string(b), nil
 }

@@ -58,7 +58,7 @@ func (ck *checker) check(m *member, quiesced bool) map[string]node {
 	}
 	sort.Strings(paths)
 
-	c := connect(t, m.addr, "checker on "+m.String()) // this member only
+	c := connect(t, m.Addr, "checker on "+m.String()) // this member only
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
@@ -174,7 +174,7 @@ func (ck *checker) judge(p string, ws []write, n node, quiesced bool) []string {
 // checkEphemeral checks that m shows path as an ephemeral of owner.
 func checkEphemeral(t *testing.T, m *member, path string, owner int64) {
 	t.Helper()
-	c := connect(t, m.addr, "ephemeral checker on "+m.String())
+	c := connect(t, m.Addr, "ephemeral checker on "+m.String())
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardenzk/warden/test/proc"
 )
 
 // The members' timing. With tickTime=200 a raft tick is 10 ms and the
@@ -48,7 +50,7 @@ type ensemble struct {
 // printed if the test failed.
 func startEnsemble(t *testing.T, n, snapCount int) *ensemble {
 	t.Helper()
-	bin := wardenBinary(t)
+	bin := proc.Warden(t)
 	hosts := freeSubnet(t, n)
 	e := &ensemble{t: t}
 	var servers, addrs []string
@@ -60,12 +62,15 @@ func startEnsemble(t *testing.T, n, snapCount int) *ensemble {
 	for id := 1; id <= n; id++ {
 		dir := t.TempDir()
 		m := &member{
+			Server: proc.Server{
+				Name:   fmt.Sprintf("server.%d", id),
+				Bin:    bin,
+				Config: filepath.Join(dir, "zoo.cfg"),
+				Log:    filepath.Join(dir, "server.log"),
+				Addr:   addrs[id-1],
+			},
 			id:      id,
 			host:    hosts[id-1],
-			addr:    addrs[id-1],
-			bin:     bin,
-			cfg:     filepath.Join(dir, "zoo.cfg"),
-			log:     filepath.Join(dir, "server.log"),
 			dataDir: filepath.Join(dir, "data"),
 		}
 		cfg := fmt.Sprintf("tickTime=%d\ninitLimit=%d\nsyncLimit=%d\nmaxSessionTimeout=%d\nsnapCount=%d\n"+
@@ -78,26 +83,26 @@ func startEnsemble(t *testing.T, n, snapCount int) *ensemble {
 		if err := os.WriteFile(filepath.Join(m.dataDir, "myid"), []byte(fmt.Sprintf("%d\n", id)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(m.cfg, []byte(cfg), 0o644); err != nil {
+		if err := os.WriteFile(m.Config, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		e.members = append(e.members, m)
 	}
 	t.Cleanup(func() {
 		for _, m := range e.members {
-			m.signalKill()
+			m.SignalKill()
 		}
 		for _, m := range e.members {
-			m.reap(t)
+			m.Reap(t)
 		}
 		if t.Failed() || os.Getenv(logsEnv) != "" {
 			for _, m := range e.members {
-				m.dumpLog(t)
+				m.DumpLog(t)
 			}
 		}
 	})
 	for _, m := range e.members {
-		m.start(t)
+		m.Start(t)
 	}
 	e.waitLeader()
 	return e
@@ -308,10 +313,10 @@ func (e *ensemble) heal() {
 	e.t.Helper()
 	for _, m := range e.members {
 		switch {
-		case m.paused:
-			m.resume(e.t)
-		case !m.running():
-			m.start(e.t)
+		case m.Paused():
+			m.Resume(e.t)
+		case !m.Running():
+			m.Start(e.t)
 		}
 	}
 	e.waitLeader()

@@ -17,6 +17,8 @@ import (
 
 	"github.com/wardenzk/warden/client"
 	"github.com/wardenzk/warden/wire"
+
+	"github.com/wardenzk/warden/test/proc"
 )
 
 // Bounds of the clients.
@@ -432,7 +434,7 @@ func clientLog(t *testing.T) *slog.Logger {
 		clientLogs.Delete(t)
 		f.Close()
 		if t.Failed() || os.Getenv(logsEnv) != "" {
-			dumpFile(t, "clients", path)
+			proc.DumpFile(t, "clients", path)
 		}
 	})
 	return l

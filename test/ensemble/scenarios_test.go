@@ -83,10 +83,10 @@ func newScenario(t *testing.T, n int) *scenario {
 		if t.Failed() {
 			s.load.abort()
 			for _, m := range s.e.members {
-				m.signalKill()
+				m.SignalKill()
 			}
 			for _, m := range s.e.members {
-				m.reap(t)
+				m.Reap(t)
 			}
 		}
 	})
@@ -119,7 +119,7 @@ func (s *scenario) probe(prefix string, ms []*member) {
 	s.t.Helper()
 	var addrs []string
 	for _, m := range ms {
-		addrs = append(addrs, m.addr)
+		addrs = append(addrs, m.Addr)
 	}
 	c := connect(s.t, strings.Join(addrs, ","), "probe")
 	defer c.Close()
@@ -167,7 +167,7 @@ func (s *scenario) zxidOf(m *member) uint64 {
 func (s *scenario) rejoin(m *member) {
 	s.t.Helper()
 	zxid := s.zxidOf(s.e.waitLeader())
-	ready := m.start(s.t)
+	ready := m.Start(s.t)
 	seen := s.e.waitMode(m, "follower")
 	for _, st := range seen {
 		if st.serving {
@@ -242,7 +242,7 @@ func TestThreeMembersLeaderKilled(t *testing.T) {
 	for round := 1; round <= 2; round++ {
 		leader := s.e.waitLeader()
 		killedAt := time.Now()
-		leader.kill9(t)
+		leader.Kill9(t)
 		s.step("round %d: kill -9 leader %v", round, leader)
 		newLeader, elected := s.e.waitNewLeader(s.e.others(leader))
 		s.step("%v leads, seen %v after the kill", newLeader, elected.Round(time.Millisecond))
@@ -265,7 +265,7 @@ func TestThreeMembersFollowerKilled(t *testing.T) {
 		followers := s.e.others(leader)
 		f := followers[s.rng.IntN(len(followers))]
 		killedAt := time.Now()
-		f.kill9(t)
+		f.Kill9(t)
 		s.step("round %d: kill -9 follower %v (leader %v)", round, f, leader)
 		s.writesContinue(killedAt)
 		s.rejoin(f)
@@ -284,7 +284,7 @@ func TestThreeMembersLeaderPaused(t *testing.T) {
 	for round := 1; round <= 2; round++ {
 		leader := s.e.waitLeader()
 		pausedAt := time.Now()
-		leader.pause(t)
+		leader.Pause(t)
 		s.step("round %d: SIGSTOP leader %v", round, leader)
 		newLeader, elected := s.e.waitNewLeader(s.e.others(leader))
 		s.step("%v leads, seen %v after the pause", newLeader, elected.Round(time.Millisecond))
@@ -299,7 +299,7 @@ func TestThreeMembersLeaderPaused(t *testing.T) {
 		}
 		zxid := s.zxidOf(s.e.waitLeader())
 		s.step("%d writes acknowledged while %v is stopped", len(s.load.h.ackedSince(pausedAt)), leader)
-		leader.resume(t)
+		leader.Resume(t)
 		s.step("SIGCONT %v after %v stopped", leader, time.Since(pausedAt).Round(time.Millisecond))
 		// It may say leader for a moment after SIGCONT, until a message of
 		// the newer term reaches it; then it must step down and follow.
@@ -325,16 +325,16 @@ func TestFiveMembersLoseAndRegainQuorum(t *testing.T) {
 	killed := []*member{followers[perm[0]], followers[perm[1]]}
 	killedAt := time.Now()
 	for _, m := range killed {
-		m.signalKill()
+		m.SignalKill()
 	}
 	for _, m := range killed {
-		m.reap(t)
+		m.Reap(t)
 	}
 	s.step("kill -9 followers %v and %v at once (leader %v)", killed[0], killed[1], leader)
 	s.writesContinue(killedAt)
 
 	leader = s.e.waitLeader()
-	leader.kill9(t)
+	leader.Kill9(t)
 	lostAt := time.Now() // the third member is reaped: from now on no quorum
 	killed = append(killed, leader)
 	survivors := s.e.live()
@@ -366,7 +366,7 @@ watch:
 	}
 
 	for _, m := range killed {
-		m.start(t)
+		m.Start(t)
 	}
 	leader = s.e.waitLeader()
 	s.step("%v, %v and %v restarted: %v leads, every member serving %v after the first restart",
