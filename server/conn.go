@@ -118,7 +118,7 @@ func newConn(s *Server, nc net.Conn, id watch.WatcherID, ip string) *conn {
 	return c
 }
 
-func (c *conn) sessionID() int64 { return c.session.Load() }
+func (c *conn) sessionID() fsm.SessionID { return fsm.SessionID(c.session.Load()) }
 
 // caller returns the connection's identities for ACL checks: a snapshot
 // that later addauths do not change (it is never modified).
@@ -328,27 +328,28 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 			c.log.Warn("could not create session; the client will retry", "err", res.err, "code", res.out.Err)
 			return false
 		}
-		resp.SessionID, resp.Passwd = id, passwd
+		resp.SessionID, resp.Passwd = int64(id), passwd
 	} else {
+		sid := fsm.SessionID(req.SessionID)
 		c.srv.node.RLock()
-		ok := c.srv.node.FSM().CheckPassword(req.SessionID, req.Passwd)
-		sess, _ := c.srv.node.FSM().Session(req.SessionID)
+		ok := c.srv.node.FSM().CheckPassword(sid, req.Passwd)
+		sess, _ := c.srv.node.FSM().Session(sid)
 		c.srv.node.RUnlock()
 		if ok && sess.Owner != c.srv.id && !c.srv.node.Standalone() {
 			// The session moves here: writes still proposed for it by the
 			// server it leaves get SESSIONMOVED.
 			var err error
-			if ok, err = c.srv.attach(req.SessionID); err != nil {
-				c.log.Info("could not move the session here; the client will retry", "session", sessionHex(req.SessionID), "err", err)
+			if ok, err = c.srv.attach(sid); err != nil {
+				c.log.Info("could not move the session here; the client will retry", "session", sid, "err", err)
 				return false
 			}
 		}
 		if ok {
-			ok = c.srv.reattach(req.SessionID, c, time.Duration(timeout)*time.Millisecond)
+			ok = c.srv.reattach(sid, c, time.Duration(timeout)*time.Millisecond)
 		}
 		if !ok {
 			c.log.Info("session expired or password wrong; telling the client its session is gone",
-				"session", sessionHex(req.SessionID))
+				"session", sid)
 			resp = wire.ConnectResponse{HasReadOnly: req.HasReadOnly, Passwd: make([]byte, 16)}
 			f := wire.AppendRecords(nil, &resp)
 			c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
@@ -363,7 +364,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	c.stats.lastOp.Store(opSESS)
 	c.stats.lastZxid.Store(c.srv.lastZxid.Load())
 	c.send(wire.AppendRecords(nil, &resp))
-	c.log.Debug("session established", "session", sessionHex(resp.SessionID), "timeout_ms", timeout)
+	c.log.Debug("session established", "session", fsm.SessionID(resp.SessionID), "timeout_ms", timeout)
 	return true
 }
 
@@ -544,5 +545,5 @@ func eventFrame(t wire.EventType, path string) []byte {
 		&wire.WatcherEvent{Type: t, State: wire.StateSyncConnected, Path: path})
 }
 
-func zxidHex(z int64) string     { return fmt.Sprintf("0x%x", z) }
-func sessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
+func zxidHex(z int64) string             { return fmt.Sprintf("0x%x", z) }
+func sessionHex(id fsm.SessionID) string { return id.String() }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wardenzk/warden/internal/fsm"
 	"github.com/wardenzk/warden/internal/node"
 )
 
@@ -334,7 +335,7 @@ func (s *Server) writeDump(b *strings.Builder) {
 	s.sessMu.Lock()
 	type bucket struct {
 		at  time.Time
-		ids []int64
+		ids []fsm.SessionID
 	}
 	byTime := map[int64]*bucket{}
 	for id, ls := range s.live {
@@ -372,7 +373,7 @@ func (s *Server) writeDump(b *strings.Builder) {
 	b.WriteString("ephemeral nodes dump:\n")
 	fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(ids))
 	for _, id := range ids {
-		fmt.Fprintf(b, "%s:\n", sessionHex(id))
+		fmt.Fprintf(b, "%s:\n", sessionHex(fsm.SessionID(id)))
 		for _, p := range bySession[id] {
 			fmt.Fprintf(b, "\t%s\n", p)
 		}

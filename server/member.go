@@ -127,7 +127,7 @@ func (s *Server) roleChanged(r node.Role) {
 func (s *Server) installed() {
 	f := s.node.FSM()
 	f.SetMembership([]byte(s.cfg.MembershipText()), s.started.UnixMilli())
-	s.lastZxid.Store(f.LastZxid())
+	s.lastZxid.Store(int64(f.LastZxid()))
 	now := s.now()
 	s.sessMu.Lock()
 	for id, ls := range s.live {
@@ -171,7 +171,7 @@ func (s *Server) sessionCreated(e *fsm.Entry) {
 
 // touchedElsewhere runs under the state lock when a touch entry is
 // applied: on the leader, the sessions' deadlines move.
-func (s *Server) touchedElsewhere(ids []int64) {
+func (s *Server) touchedElsewhere(ids []fsm.SessionID) {
 	if !s.leads() {
 		return
 	}
@@ -194,7 +194,7 @@ func (s *Server) forwardTouches(wait bool) error {
 		s.touchMu.Unlock()
 		return nil
 	}
-	ids := make([]int64, 0, len(s.touched))
+	ids := make([]fsm.SessionID, 0, len(s.touched))
 	for id := range s.touched {
 		ids = append(ids, id)
 	}
@@ -297,7 +297,7 @@ func (s *Server) writeQuorumMntr(b *strings.Builder) {
 // whether it is here now (false: it expired meanwhile); an error means the
 // outcome is unknown (no leader, leader change) and the client should try
 // again.
-func (s *Server) attach(id int64) (bool, error) {
+func (s *Server) attach(id fsm.SessionID) (bool, error) {
 	type result struct {
 		out fsm.Output
 		err error
@@ -317,7 +317,7 @@ func (s *Server) attach(id int64) (bool, error) {
 // sessionMoved runs under the state lock when a session moved to another
 // member: a connection still holding it here is closed, as ZooKeeper's
 // old server drops a client that reconnected elsewhere.
-func (s *Server) sessionMoved(id int64) {
+func (s *Server) sessionMoved(id fsm.SessionID) {
 	s.sessMu.Lock()
 	var c *conn
 	if ls, ok := s.live[id]; ok {

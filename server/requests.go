@@ -119,8 +119,8 @@ func (c *conn) propose(r *reply) bool {
 			c.close("write lost: " + err.Error())
 			return
 		}
-		c.stats.lastZxid.Store(out.Zxid)
-		f := replyFrame(r.xid, out.Zxid, out.Err, out.Resp)
+		c.stats.lastZxid.Store(int64(out.Zxid))
+		f := replyFrame(r.xid, int64(out.Zxid), out.Err, out.Resp)
 		if r.closeAfter {
 			c.sendAndClose(f)
 		} else {
@@ -179,7 +179,7 @@ func (c *conn) read(r *reply, f func(t *tree.Tree) (wire.Record, error)) []byte 
 		defer s.node.RUnlock()
 	}
 	resp, err := f(s.node.FSM().Tree())
-	zxid := s.node.FSM().LastZxid()
+	zxid := int64(s.node.FSM().LastZxid())
 	c.stats.lastZxid.Store(zxid)
 	c.send(replyFrame(r.xid, zxid, wire.CodeOf(err), resp))
 	return nil
@@ -261,7 +261,7 @@ func (c *conn) allChildrenNumber(r *reply, req wire.Record) []byte {
 func (c *conn) getEphemerals(r *reply, req wire.Record) []byte {
 	q := req.(*wire.GetEphemeralsRequest)
 	return c.read(r, func(t *tree.Tree) (wire.Record, error) {
-		list := t.Ephemerals(c.sessionID(), q.PrefixPath)
+		list := t.Ephemerals(int64(c.sessionID()), q.PrefixPath)
 		if list == nil {
 			list = []string{}
 		}
@@ -368,7 +368,7 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 		s.watches.AddPersistent(p, c.id, true)
 	}
 	s.wmu.Unlock()
-	c.send(replyFrame(r.xid, s.node.FSM().LastZxid(), wire.CodeOK, nil))
+	c.send(replyFrame(r.xid, int64(s.node.FSM().LastZxid()), wire.CodeOK, nil))
 	return nil
 }
 

@@ -95,7 +95,7 @@ type Server struct {
 	// touched holds the sessions whose clients this member heard from
 	// since its last touch entry; a member that is not the leader forwards
 	// them through the log every tick.
-	touched map[int64]struct{}
+	touched map[fsm.SessionID]struct{}
 
 	connMu sync.Mutex
 	// conns holds every open client connection; perIP counts them by
@@ -108,7 +108,7 @@ type Server struct {
 	// live holds liveness of sessions (not replicated): deadline and the
 	// connection currently bound. Invariant: a session in live exists in
 	// the fsm, or its createSession is in flight.
-	live        map[int64]*liveSession
+	live        map[fsm.SessionID]*liveSession
 	sessionBase int64
 	sessionSeq  int64
 
@@ -184,8 +184,8 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		watches:   watch.NewRegistry(),
 		conns:     make(map[watch.WatcherID]*conn),
 		perIP:     make(map[string]int),
-		live:      make(map[int64]*liveSession),
-		touched:   make(map[int64]struct{}),
+		live:      make(map[fsm.SessionID]*liveSession),
+		touched:   make(map[fsm.SessionID]struct{}),
 		closed:    make(chan struct{}),
 	}
 	if s.log == nil {
@@ -240,7 +240,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.leading.Store(true) // alone, it always leads; Run returned once it did
 	}
 	s.node.RLock()
-	s.lastZxid.Store(s.node.FSM().LastZxid())
+	s.lastZxid.Store(int64(s.node.FSM().LastZxid()))
 	s.node.RUnlock()
 	s.reviveSessions()
 
@@ -395,7 +395,7 @@ func (s *Server) propose(e *fsm.Entry, done node.Done) error {
 // before its proposer's reply is queued: watches fire on local
 // connections, sessions are tracked.
 func (s *Server) applied(e *fsm.Entry, out fsm.Output) {
-	s.lastZxid.Store(out.Zxid)
+	s.lastZxid.Store(int64(out.Zxid))
 	if len(out.Changes) > 0 {
 		s.fireWatches(out.Changes)
 	}
@@ -422,12 +422,12 @@ func newPassword() []byte {
 }
 
 // newSessionID returns a fresh session id.
-func (s *Server) newSessionID() int64 {
+func (s *Server) newSessionID() fsm.SessionID {
 	s.sessMu.Lock()
 	defer s.sessMu.Unlock()
 	for {
 		s.sessionSeq++
-		id := s.sessionBase + s.sessionSeq
+		id := fsm.SessionID(s.sessionBase + s.sessionSeq)
 		if id == 0 || uint64(id) == 1<<63 {
 			continue
 		}

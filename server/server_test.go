@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/wardenzk/warden/internal/fakeclock"
+	"github.com/wardenzk/warden/internal/fsm"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -330,8 +331,8 @@ func TestSessionExpiryDeletesEphemeralsAndFiresWatches(t *testing.T) {
 		t.Fatal("ephemeral survived its session")
 	}
 	srv.node.RLock()
-	_, alive := srv.node.FSM().Session(doomed.SessionID())
-	_, observerAlive := srv.node.FSM().Session(observer.SessionID())
+	_, alive := srv.node.FSM().Session(fsm.SessionID(doomed.SessionID()))
+	_, observerAlive := srv.node.FSM().Session(fsm.SessionID(observer.SessionID()))
 	srv.node.RUnlock()
 	if alive || !observerAlive {
 		t.Fatalf("sessions after expiry: doomed alive=%v, observer alive=%v", alive, observerAlive)

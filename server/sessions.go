@@ -14,7 +14,7 @@ import (
 // do.
 // A member that is not the leader also forwards the touch to the leader
 // with its next touch entry.
-func (s *Server) touch(id int64) {
+func (s *Server) touch(id fsm.SessionID) {
 	if id == 0 {
 		return
 	}
@@ -27,7 +27,7 @@ func (s *Server) touch(id int64) {
 }
 
 // extend moves a session's deadline to now + timeout.
-func (s *Server) extend(id int64) {
+func (s *Server) extend(id fsm.SessionID) {
 	s.sessMu.Lock()
 	if ls, ok := s.live[id]; ok && !ls.closing {
 		ls.expireAt = s.roundToTick(s.now().Add(ls.timeout))
@@ -36,7 +36,7 @@ func (s *Server) extend(id int64) {
 }
 
 // dropLive forgets a session whose creation failed.
-func (s *Server) dropLive(id int64) {
+func (s *Server) dropLive(id fsm.SessionID) {
 	s.sessMu.Lock()
 	delete(s.live, id)
 	s.sessMu.Unlock()
@@ -82,7 +82,7 @@ func (s *Server) roundToTick(t time.Time) time.Time {
 
 // reattach binds a reconnecting client to its session, closing any other
 // connection that still holds it. It fails if the session is closing.
-func (s *Server) reattach(id int64, c *conn, timeout time.Duration) bool {
+func (s *Server) reattach(id fsm.SessionID, c *conn, timeout time.Duration) bool {
 	s.sessMu.Lock()
 	ls, ok := s.live[id]
 	if !ok {
@@ -120,7 +120,7 @@ func (s *Server) reattach(id int64, c *conn, timeout time.Duration) bool {
 
 // sessionWrites returns the in-flight write counter of a live session, or
 // nil.
-func (s *Server) sessionWrites(id int64) *pendingWrites {
+func (s *Server) sessionWrites(id fsm.SessionID) *pendingWrites {
 	s.sessMu.Lock()
 	defer s.sessMu.Unlock()
 	if ls, ok := s.live[id]; ok {
@@ -131,7 +131,7 @@ func (s *Server) sessionWrites(id int64) *pendingWrites {
 
 // markClosing stops a session from being re-attached: its closeSession
 // has been proposed.
-func (s *Server) markClosing(id int64) {
+func (s *Server) markClosing(id fsm.SessionID) {
 	s.sessMu.Lock()
 	if ls, ok := s.live[id]; ok {
 		ls.closing = true
@@ -148,7 +148,7 @@ func (s *Server) ExpireSessions(now time.Time) {
 	if !s.leads() {
 		return
 	}
-	var expired []int64
+	var expired []fsm.SessionID
 	s.sessMu.Lock()
 	for id, ls := range s.live {
 		if !ls.closing && !ls.expireAt.IsZero() && !ls.expireAt.After(now) {
@@ -170,7 +170,7 @@ func (s *Server) ExpireSessions(now time.Time) {
 // sessionClosed runs after a closeSession entry is applied: the session is
 // forgotten and a connection still bound to it is closed, without a reply
 // (the closing client itself gets its reply from the processor).
-func (s *Server) sessionClosed(id int64) {
+func (s *Server) sessionClosed(id fsm.SessionID) {
 	s.sessMu.Lock()
 	ls := s.live[id]
 	delete(s.live, id)

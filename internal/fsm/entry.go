@@ -25,7 +25,7 @@ type Entry struct {
 	Origin int64
 	// Session is the session the request belongs to (0 for server-generated
 	// deleteContainer entries).
-	Session int64
+	Session SessionID
 	// Xid is the client's request id, echoed in the reply.
 	Xid int32
 	// ReqID identifies the proposer's waiter for this entry.
@@ -48,7 +48,7 @@ func (e *Entry) Encode(enc *wire.Encoder) {
 	enc.Byte(entryVersion)
 	enc.Int32(int32(e.Op))
 	enc.Int64(e.Origin)
-	enc.Int64(e.Session)
+	enc.Int64(int64(e.Session))
 	enc.Int32(e.Xid)
 	enc.Int64(e.ReqID)
 	enc.Int64(e.Time)
@@ -67,7 +67,7 @@ func (e *Entry) Decode(d *wire.Decoder) {
 	}
 	e.Op = wire.OpCode(d.Int32())
 	e.Origin = d.Int64()
-	e.Session = d.Int64()
+	e.Session = SessionID(d.Int64())
 	e.Xid = d.Int32()
 	e.ReqID = d.Int64()
 	e.Time = d.Int64()
@@ -177,22 +177,22 @@ const OpAttach wire.OpCode = -1001
 // acts on it (session liveness); it changes no replicated state and takes
 // no zxid.
 type TouchRecord struct {
-	Sessions []int64
+	Sessions []SessionID
 }
 
 // Encode implements wire.Record.
 func (t *TouchRecord) Encode(e *wire.Encoder) {
 	e.Int32(int32(len(t.Sessions)))
 	for _, id := range t.Sessions {
-		e.Int64(id)
+		e.Int64(int64(id))
 	}
 }
 
 // Decode implements wire.Record.
 func (t *TouchRecord) Decode(d *wire.Decoder) {
 	n := d.VectorLen(8)
-	t.Sessions = make([]int64, 0, n)
+	t.Sessions = make([]SessionID, 0, n)
 	for i := 0; i < n; i++ {
-		t.Sessions = append(t.Sessions, d.Int64())
+		t.Sessions = append(t.Sessions, SessionID(d.Int64()))
 	}
 }

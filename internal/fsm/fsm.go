@@ -48,7 +48,7 @@ const NoOwner = -1
 // Output is the effect of applying one entry.
 type Output struct {
 	// Zxid is the transaction id the entry was given.
-	Zxid int64
+	Zxid Zxid
 	// Err is the reply's error code (CodeOK for a multi, even a failed one).
 	Err wire.Code
 	// Resp is the response body to send when Err is CodeOK, or nil.
@@ -57,13 +57,13 @@ type Output struct {
 	Changes []tree.Change
 	// ClosedSession is the id of a session the entry closed, or 0; the
 	// server closes connections still bound to it.
-	ClosedSession int64
+	ClosedSession SessionID
 	// Touched lists the live sessions of a touch entry, whose clients a
 	// member heard from; the leader extends their deadlines.
-	Touched []int64
+	Touched []SessionID
 	// Moved is the id of a session an attach entry moved to the entry's
 	// origin, or 0; the server that held it closes its connection.
-	Moved int64
+	Moved SessionID
 }
 
 // FSM is the replicated state machine: the tree, the session table and the
@@ -77,14 +77,14 @@ type FSM struct {
 	// Invariant: every id in sessions was created by an applied
 	// createSession entry and not yet closed. A *Session never changes
 	// once stored (Clone shares them): replace it instead.
-	sessions map[int64]*Session
+	sessions map[SessionID]*Session
 
 	// zxid state (DESIGN.md §5): epoch advances when the raft term grows.
 	epoch    uint32
 	lastTerm uint64
 	counter  uint32
 	// Invariant: lastZxid == epoch<<32 | counter of the last applied write.
-	lastZxid int64
+	lastZxid Zxid
 }
 
 // New returns the state machine of an empty database.
@@ -92,7 +92,7 @@ func New(opts Options) *FSM {
 	return &FSM{
 		opts:     opts,
 		tree:     tree.New(tree.Options{SkipACL: opts.SkipACL, EnforceQuota: opts.EnforceQuota}),
-		sessions: make(map[int64]*Session),
+		sessions: make(map[SessionID]*Session),
 	}
 }
 
@@ -100,17 +100,17 @@ func New(opts Options) *FSM {
 func (f *FSM) Tree() *tree.Tree { return f.tree }
 
 // LastZxid returns the zxid of the last applied write.
-func (f *FSM) LastZxid() int64 { return f.lastZxid }
+func (f *FSM) LastZxid() Zxid { return f.lastZxid }
 
 // Session returns the session with the given id.
-func (f *FSM) Session(id int64) (*Session, bool) {
+func (f *FSM) Session(id SessionID) (*Session, bool) {
 	s, ok := f.sessions[id]
 	return s, ok
 }
 
 // SessionIDs returns the ids of all live sessions, sorted.
-func (f *FSM) SessionIDs() []int64 {
-	ids := make([]int64, 0, len(f.sessions))
+func (f *FSM) SessionIDs() []SessionID {
+	ids := make([]SessionID, 0, len(f.sessions))
 	for id := range f.sessions {
 		ids = append(ids, id)
 	}
@@ -120,7 +120,7 @@ func (f *FSM) SessionIDs() []int64 {
 
 // nextZxid derives the zxid of the next write from the raft term of its
 // entry: a higher term starts a new epoch; a full counter rolls the epoch.
-func (f *FSM) nextZxid(term uint64) int64 {
+func (f *FSM) nextZxid(term uint64) Zxid {
 	if term > f.lastTerm {
 		f.lastTerm = term
 		f.epoch++
@@ -131,7 +131,7 @@ func (f *FSM) nextZxid(term uint64) int64 {
 		f.counter = 0
 	}
 	f.counter++
-	f.lastZxid = int64(f.epoch)<<32 | int64(f.counter)
+	f.lastZxid = Zxid(int64(f.epoch)<<32 | int64(f.counter))
 	return f.lastZxid
 }
 
@@ -181,7 +181,7 @@ func (f *FSM) Apply(term uint64, e *Entry) Output {
 	}
 	zxid := f.nextZxid(term)
 	out := Output{Zxid: zxid}
-	meta := tree.Meta{Zxid: zxid, Time: e.Time, Session: e.Session}
+	meta := tree.Meta{Zxid: int64(zxid), Time: e.Time, Session: int64(e.Session)}
 	caller := tree.Caller{IDs: e.Auth}
 
 	switch e.Op {
@@ -195,7 +195,7 @@ func (f *FSM) Apply(term uint64, e *Entry) Output {
 		return out
 	case wire.OpCloseSession:
 		if _, ok := f.sessions[e.Session]; ok {
-			out.Changes = f.tree.CloseSession(e.Session, meta)
+			out.Changes = f.tree.CloseSession(int64(e.Session), meta)
 			delete(f.sessions, e.Session)
 		}
 		out.ClosedSession = e.Session
@@ -366,7 +366,7 @@ func isMultiWrite(op wire.OpCode) bool {
 }
 
 // CheckPassword reports whether passwd opens session id.
-func (f *FSM) CheckPassword(id int64, passwd []byte) bool {
+func (f *FSM) CheckPassword(id SessionID, passwd []byte) bool {
 	s, ok := f.sessions[id]
 	return ok && id != 0 && bytes.Equal(s.Passwd, passwd)
 }

@@ -154,7 +154,7 @@ func TestMultiRollsBackAndReportsPerOpErrors(t *testing.T) {
 		res[2].Type != wire.OpCheck {
 		t.Fatalf("multi results = %+v", res)
 	}
-	if res[1].Stat.Czxid != out.Zxid {
+	if res[1].Stat.Czxid != int64(out.Zxid) {
 		t.Fatalf("multi ops share the multi's zxid: czxid %#x, zxid %#x", res[1].Stat.Czxid, out.Zxid)
 	}
 }

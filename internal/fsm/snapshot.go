@@ -61,15 +61,15 @@ func (f *FSM) Clone() *FSM {
 // t must have been built with the tree options opts implies (SkipACL,
 // EnforceQuota); the state machine owns t and the sessions' Passwd slices
 // from now on.
-func NewFromState(opts Options, t *tree.Tree, sessions map[int64]Session, epoch uint32, counter uint32, lastTerm uint64) *FSM {
+func NewFromState(opts Options, t *tree.Tree, sessions map[SessionID]Session, epoch uint32, counter uint32, lastTerm uint64) *FSM {
 	f := &FSM{
 		opts:     opts,
 		tree:     t,
-		sessions: make(map[int64]*Session, len(sessions)),
+		sessions: make(map[SessionID]*Session, len(sessions)),
 		epoch:    epoch,
 		counter:  counter,
 		lastTerm: lastTerm,
-		lastZxid: int64(epoch)<<32 | int64(counter),
+		lastZxid: Zxid(int64(epoch)<<32 | int64(counter)),
 	}
 	for id, s := range sessions {
 		f.sessions[id] = &Session{Timeout: s.Timeout, Passwd: s.Passwd, Owner: NoOwner}
@@ -195,14 +195,14 @@ func (f *FSM) WriteSnapshot(w io.Writer) error {
 		return err
 	}
 	h := snapHeader{
-		epoch: f.epoch, counter: f.counter, lastTerm: f.lastTerm, lastZxid: f.lastZxid,
+		epoch: f.epoch, counter: f.counter, lastTerm: f.lastTerm, lastZxid: int64(f.lastZxid),
 		sessions: int64(len(f.sessions)), nodes: int64(f.tree.NodeCount()),
 	}
 	if err := sw.frame(h.encode); err != nil {
 		return err
 	}
 	for _, id := range slices.Sorted(maps.Keys(f.sessions)) {
-		if err := sw.frame(func(e *wire.Encoder) { encodeSession(e, id, f.sessions[id]) }); err != nil {
+		if err := sw.frame(func(e *wire.Encoder) { encodeSession(e, int64(id), f.sessions[id]) }); err != nil {
 			return err
 		}
 	}
@@ -437,14 +437,14 @@ func Restore(opts Options, r io.Reader) (*FSM, error) {
 	}
 	f := &FSM{
 		opts:     opts,
-		sessions: make(map[int64]*Session, min(sr.hdr.sessions, 1<<16)), // the count is not trusted yet
+		sessions: make(map[SessionID]*Session, min(sr.hdr.sessions, 1<<16)), // the count is not trusted yet
 		epoch:    sr.hdr.epoch,
 		counter:  sr.hdr.counter,
 		lastTerm: sr.hdr.lastTerm,
-		lastZxid: sr.hdr.lastZxid,
+		lastZxid: Zxid(sr.hdr.lastZxid),
 	}
 	err := sr.sessions(func(id int64, s Session) error {
-		f.sessions[id] = &s
+		f.sessions[SessionID(id)] = &s
 		return nil
 	})
 	if err != nil {

@@ -57,7 +57,7 @@ func randomEntries(rng *rand.Rand, term uint64, n int) []termEntry {
 		if rng.IntN(100) == 0 {
 			term++
 		}
-		e := &Entry{Session: int64(rng.IntN(4) + 1), Time: int64(1000 + i), Auth: auths[rng.IntN(len(auths))]}
+		e := &Entry{Session: SessionID(rng.IntN(4) + 1), Time: int64(1000 + i), Auth: auths[rng.IntN(len(auths))]}
 		var req wire.Record
 		switch k := rng.IntN(40); {
 		case k < 3:
@@ -266,7 +266,7 @@ func TestNewFromState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions := map[int64]Session{}
+	sessions := map[SessionID]Session{}
 	for id, s := range f.sessions {
 		sessions[id] = *s
 	}
@@ -561,7 +561,7 @@ func benchFSM(b *testing.B, n int) *FSM {
 	f := New(Options{})
 	var entries []termEntry
 	for s := int64(1); s <= 1000; s++ {
-		entries = append(entries, termEntry{1, &Entry{Op: wire.OpCreateSession, Session: s,
+		entries = append(entries, termEntry{1, &Entry{Op: wire.OpCreateSession, Session: SessionID(s),
 			Body: wire.Marshal(&SessionRecord{Timeout: 30000, Passwd: make([]byte, 16)})}})
 	}
 	data := bytes.Repeat([]byte("d"), 64)
@@ -573,7 +573,7 @@ func benchFSM(b *testing.B, n int) *FSM {
 				flags = int32(wire.ModeEphemeral)
 			}
 		}
-		entries = append(entries, termEntry{1, &Entry{Op: wire.OpCreate, Session: int64(i%1000 + 1), Time: int64(i),
+		entries = append(entries, termEntry{1, &Entry{Op: wire.OpCreate, Session: SessionID(i%1000 + 1), Time: int64(i),
 			Body: wire.Marshal(&wire.CreateRequest{Path: p, Data: data, ACL: wire.OpenACLUnsafe, Flags: flags})}})
 	}
 	for _, te := range entries {

@@ -178,7 +178,7 @@ func TestProposalsFromEveryMemberApplyEverywhereInOneOrder(t *testing.T) {
 		}
 		return true
 	})
-	zxids := map[int64]bool{}
+	zxids := map[fsm.Zxid]bool{}
 	for _, nd := range c.nodes {
 		nd.RLock()
 		zxids[nd.FSM().LastZxid()] = true

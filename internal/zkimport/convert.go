@@ -40,10 +40,10 @@ func (db *DB) Tree(opts tree.Options) (*tree.Tree, error) {
 
 // FSMSessions returns the session table as Warden replicates it: each
 // session with its timeout and the password ZooKeeper gave it.
-func (db *DB) FSMSessions() map[int64]fsm.Session {
-	out := make(map[int64]fsm.Session, len(db.Sessions))
+func (db *DB) FSMSessions() map[fsm.SessionID]fsm.Session {
+	out := make(map[fsm.SessionID]fsm.Session, len(db.Sessions))
 	for id, to := range db.Sessions {
-		out[id] = fsm.Session{Timeout: to, Passwd: Password(id)}
+		out[fsm.SessionID(id)] = fsm.Session{Timeout: to, Passwd: Password(id), Owner: fsm.NoOwner}
 	}
 	return out
 }

@@ -380,10 +380,10 @@ func TestTree(t *testing.T) {
 	}
 	sessions := db.FSMSessions()
 	for id, s := range sessions {
-		if got := tr.Ephemerals(id, "/"); len(got) != 4 {
+		if got := tr.Ephemerals(int64(id), "/"); len(got) != 4 {
 			t.Errorf("session %#x owns %v", id, got)
 		}
-		if !bytes.Equal(s.Passwd, Password(id)) || s.Timeout != 40000 {
+		if !bytes.Equal(s.Passwd, Password(int64(id))) || s.Timeout != 40000 {
 			t.Errorf("session %#x = %+v", id, s)
 		}
 	}
