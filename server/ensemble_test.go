@@ -311,6 +311,8 @@ func TestEnsembleOnlyTheLeaderExpiresSessionsAndALeaderChangeKeepsThem(t *testin
 	if err := e.Member(fs[0]).ForwardTouches(); err != nil {
 		t.Fatal(err)
 	}
+	// The follower applied the touch; the leader's apply may trail it.
+	e.WaitApplied()
 	e.Member(l).ExpireSessions(now)
 	if _, ok, err := alive.Exists(ctxT(t), "/alive/eph"); err != nil || !ok {
 		t.Fatalf("the live session's ephemeral: exists=%v err=%v", ok, err)

@@ -242,6 +242,10 @@ func (s *Server) Serving() bool { return s.node.Role().Serving() && !s.stalled()
 // serving reads and refuses writes instead.
 func (s *Server) stalled() bool { return !s.node.Standalone() && s.node.Paused() }
 
+// AppliedIndex returns the index of the last log entry this server
+// applied (entries that take no zxid, such as session touches, count).
+func (s *Server) AppliedIndex() uint64 { return s.node.Applied() }
+
 // LastZxid returns the zxid of the last write this server applied.
 func (s *Server) LastZxid() int64 { return s.lastZxid.Load() }
 

@@ -319,6 +319,27 @@ func (e *Ensemble) WaitCaughtUp() {
 	})
 }
 
+// WaitApplied waits until every running member has applied the log as
+// far as the furthest one had when it was called: unlike WaitCaughtUp it
+// also counts entries that take no zxid (session touches).
+func (e *Ensemble) WaitApplied() {
+	e.tb.Helper()
+	var want uint64
+	for i := range e.members {
+		if srv := e.Member(i); srv != nil {
+			want = max(want, srv.AppliedIndex())
+		}
+	}
+	e.waitFor(fmt.Sprintf("every member at log index %d", want), func() bool {
+		for i := range e.members {
+			if srv := e.Member(i); srv != nil && srv.AppliedIndex() < want {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // waitFor polls cond until it holds, for at most 20 s.
 func (e *Ensemble) waitFor(what string, cond func() bool) {
 	e.tb.Helper()
