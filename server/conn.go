@@ -304,28 +304,13 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.srv.live[id] = &liveSession{timeout: time.Duration(timeout) * time.Millisecond, conn: c}
 		c.srv.sessMu.Unlock()
 		c.srv.touch(id)
-		type result struct {
-			out fsm.Output
-			err error
-		}
-		ch := make(chan result, 1)
-		err := c.srv.propose(&fsm.Entry{
+		out, err := c.srv.proposeAndWait(&fsm.Entry{
 			Op: wire.OpCreateSession, Session: id,
 			Body: wire.Marshal(&fsm.SessionRecord{Timeout: timeout, Passwd: passwd}),
-		}, func(out fsm.Output, err error) { ch <- result{out, err} })
-		if err != nil {
+		})
+		if err != nil || out.Err != wire.CodeOK {
 			c.srv.dropLive(id)
-			return false
-		}
-		var res result
-		select {
-		case res = <-ch:
-		case <-c.srv.closed:
-			return false
-		}
-		if res.err != nil || res.out.Err != wire.CodeOK {
-			c.srv.dropLive(id)
-			c.log.Warn("could not create session; the client will retry", "err", res.err, "code", res.out.Err)
+			c.log.Warn("could not create session; the client will retry", "err", err, "code", out.Err)
 			return false
 		}
 		resp.SessionID, resp.Passwd = int64(id), passwd

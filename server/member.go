@@ -201,25 +201,17 @@ func (s *Server) forwardTouches(wait bool) error {
 	clear(s.touched)
 	s.touchMu.Unlock()
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	body := wire.Marshal(&fsm.TouchRecord{Sessions: ids})
-	var done node.Done
-	errc := make(chan error, 1)
+	e := &fsm.Entry{Op: wire.OpPing, Body: wire.Marshal(&fsm.TouchRecord{Sessions: ids})}
+	var err error
 	if wait {
-		done = func(_ fsm.Output, err error) { errc <- err }
+		_, err = s.proposeAndWait(e)
+	} else {
+		err = s.propose(e, nil)
 	}
-	if err := s.propose(&fsm.Entry{Op: wire.OpPing, Body: body}, done); err != nil {
-		s.log.Debug("session touches not forwarded: no leader", "sessions", len(ids))
-		return err
+	if err != nil {
+		s.log.Debug("session touches not forwarded", "sessions", len(ids), "err", err)
 	}
-	if !wait {
-		return nil
-	}
-	select {
-	case err := <-errc:
-		return err
-	case <-s.closed:
-		return node.ErrNotServing
-	}
+	return err
 }
 
 // Mode returns what this server is doing, as srvr's "Mode:" line says it:
@@ -302,20 +294,8 @@ func (s *Server) writeQuorumMntr(b *strings.Builder) {
 // outcome is unknown (no leader, leader change) and the client should try
 // again.
 func (s *Server) attach(id fsm.SessionID) (bool, error) {
-	type result struct {
-		out fsm.Output
-		err error
-	}
-	ch := make(chan result, 1)
-	if err := s.propose(&fsm.Entry{Op: fsm.OpAttach, Session: id}, func(out fsm.Output, err error) { ch <- result{out, err} }); err != nil {
-		return false, err
-	}
-	select {
-	case r := <-ch:
-		return r.err == nil && r.out.Err == wire.CodeOK, r.err
-	case <-s.closed:
-		return false, node.ErrNotServing
-	}
+	out, err := s.proposeAndWait(&fsm.Entry{Op: fsm.OpAttach, Session: id})
+	return err == nil && out.Err == wire.CodeOK, err
 }
 
 // sessionMoved runs under the state lock when a session moved to another

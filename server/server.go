@@ -390,6 +390,26 @@ func (s *Server) propose(e *fsm.Entry, done node.Done) error {
 	return s.node.Propose(e, s.now(), done)
 }
 
+// proposeAndWait proposes e and waits for its answer: the output once
+// applied, or the error of a proposal refused or lost (node.ErrNotServing
+// when the server closes meanwhile).
+func (s *Server) proposeAndWait(e *fsm.Entry) (fsm.Output, error) {
+	type result struct {
+		out fsm.Output
+		err error
+	}
+	ch := make(chan result, 1)
+	if err := s.propose(e, func(out fsm.Output, err error) { ch <- result{out, err} }); err != nil {
+		return fsm.Output{}, err
+	}
+	select {
+	case r := <-ch:
+		return r.out, r.err
+	case <-s.closed:
+		return fsm.Output{}, node.ErrNotServing
+	}
+}
+
 // applied is the node's Applied hook: it runs on the apply goroutine
 // holding the state lock exclusively, right after e was applied and
 // before its proposer's reply is queued: watches fire on local
