@@ -85,6 +85,11 @@ type Server struct {
 	Log string
 	// Addr is the client address ruok is asked on.
 	Addr string
+	// Argv, when set, is the whole command line instead of
+	// `Bin server Config`: another server (ZooKeeper), or warden run
+	// through a wrapper such as `ip netns exec`. It must exec the server
+	// in place, so that signals reach the server itself.
+	Argv []string
 
 	// Invariant: cmd is nil when no process runs; exited is closed when
 	// cmd was reaped; paused means SIGSTOP was delivered and no SIGCONT.
@@ -99,6 +104,20 @@ func (s *Server) Running() bool { return s.cmd != nil }
 
 // Paused reports whether the process is stopped by Pause.
 func (s *Server) Paused() bool { return s.paused }
+
+// Exited reports whether the started process has ended without Reap
+// having been called: it died by itself, or a kill is not yet reaped.
+func (s *Server) Exited() bool {
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
+}
 
 // Pid returns the running process's id, 0 when none runs.
 func (s *Server) Pid() int {
@@ -121,6 +140,9 @@ func (s *Server) Start(tb testing.TB) time.Duration {
 	}
 	fmt.Fprintf(logf, "==== test: start %s\n", time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(s.Bin, "server", s.Config)
+	if len(s.Argv) > 0 {
+		cmd = exec.Command(s.Argv[0], s.Argv[1:]...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	begin := time.Now()
