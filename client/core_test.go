@@ -154,9 +154,10 @@ func TestOneShotWatches(t *testing.T) {
 	if _, _, _, err := c.GetW(ctx, "/missing"); !errors.Is(err, ErrNoNode) {
 		t.Fatalf("getW missing = %v", err)
 	}
-	must[wire.Stat](t)(other.Set(ctx, "/w", []byte("v1"), -1))
+	// Each event carries the zxid of the write that fired it.
+	set := must[wire.Stat](t)(other.Set(ctx, "/w", []byte("v1"), -1))
 	for i, ch := range []<-chan Event{w1, w2} {
-		if ev := waitEvent(t, ch); ev.Type != wire.EventNodeDataChanged || ev.Path != "/w" || ev.Err != nil {
+		if ev := waitEvent(t, ch); ev.Type != wire.EventNodeDataChanged || ev.Path != "/w" || ev.Zxid != set.Mzxid || ev.Err != nil {
 			t.Fatalf("watcher %d: %+v", i, ev)
 		}
 		if _, open := <-ch; open {
@@ -164,11 +165,14 @@ func TestOneShotWatches(t *testing.T) {
 		}
 	}
 	noEvent(t, cw)
-	must[string](t)(other.Create(ctx, "/w/new", nil, Persistent, OpenACL))
-	if ev := waitEvent(t, ew); ev.Type != wire.EventNodeCreated || ev.Path != "/w/new" {
+	_, created, err := other.CreateStat(ctx, "/w/new", nil, Persistent, OpenACL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, ew); ev.Type != wire.EventNodeCreated || ev.Path != "/w/new" || ev.Zxid != created.Czxid {
 		t.Fatalf("exists watch: %+v", ev)
 	}
-	if ev := waitEvent(t, cw); ev.Type != wire.EventNodeChildrenChanged || ev.Path != "/w" {
+	if ev := waitEvent(t, cw); ev.Type != wire.EventNodeChildrenChanged || ev.Path != "/w" || ev.Zxid != created.Czxid {
 		t.Fatalf("child watch: %+v", ev)
 	}
 	// Deletion fires data watches with NodeDeleted.
@@ -179,8 +183,12 @@ func TestOneShotWatches(t *testing.T) {
 	if err := other.Delete(ctx, "/w/new", -1); err != nil {
 		t.Fatal(err)
 	}
-	if ev := waitEvent(t, dw); ev.Type != wire.EventNodeDeleted {
-		t.Fatalf("delete watch: %+v", ev)
+	_, parent, err := other.Get(ctx, "/w") // its pzxid is the delete's zxid
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, dw); ev.Type != wire.EventNodeDeleted || ev.Zxid != parent.Pzxid {
+		t.Fatalf("delete watch: %+v, want zxid %#x", ev, parent.Pzxid)
 	}
 }
 

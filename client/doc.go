@@ -46,6 +46,9 @@
 // reconnect; persistent watches are re-armed with setWatches2 but missed
 // changes are not replayed. No watch delivery ever blocks the read loop.
 // When the Conn ends every watch gets one Event with Err set and closes.
+// Event.Zxid is the zxid of the write that fired the event, as Warden and
+// ZooKeeper 3.9+ send it; NoZxid from older servers, for catch-up events
+// and for events the client makes itself.
 //
 // # Chroot
 //

@@ -174,10 +174,15 @@ func TestPersistentWatches(t *testing.T) {
 	pw2 := must[*Watch](t)(c.AddWatch(ctx, "/p", false))
 	rw := must[*Watch](t)(c.AddWatch(ctx, "/p", true))
 
-	must[wire.Stat](t)(other.Set(ctx, "/p", []byte("1"), -1))
-	must[string](t)(other.Create(ctx, "/p/c", nil, Persistent, OpenACL))
-	must[wire.Stat](t)(other.Set(ctx, "/p/c", []byte("2"), -1))
-	must[wire.Stat](t)(other.Set(ctx, "/p", []byte("3"), -1))
+	// Every event carries the zxid of the write that fired it.
+	set1 := must[wire.Stat](t)(other.Set(ctx, "/p", []byte("1"), -1)).Mzxid
+	_, st, err := other.CreateStat(ctx, "/p/c", nil, Persistent, OpenACL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := st.Czxid
+	set2 := must[wire.Stat](t)(other.Set(ctx, "/p/c", []byte("2"), -1)).Mzxid
+	set3 := must[wire.Stat](t)(other.Set(ctx, "/p", []byte("3"), -1)).Mzxid
 
 	want := func(w *Watch, evs ...Event) {
 		t.Helper()
@@ -187,25 +192,27 @@ func TestPersistentWatches(t *testing.T) {
 			}
 		}
 	}
-	changed := func(p string) Event { return Event{Type: wire.EventNodeDataChanged, Path: p} }
-	want(pw, changed("/p"), Event{Type: wire.EventNodeChildrenChanged, Path: "/p"}, changed("/p"))
-	want(pw2, changed("/p"), Event{Type: wire.EventNodeChildrenChanged, Path: "/p"}, changed("/p"))
-	want(rw, changed("/p"), Event{Type: wire.EventNodeCreated, Path: "/p/c"}, changed("/p/c"), changed("/p"))
+	changed := func(p string, zxid int64) Event { return Event{Type: wire.EventNodeDataChanged, Path: p, Zxid: zxid} }
+	children := Event{Type: wire.EventNodeChildrenChanged, Path: "/p", Zxid: create}
+	removed := Event{Type: wire.EventPersistentWatchRemoved, Path: "/p", Zxid: NoZxid}
+	want(pw, changed("/p", set1), children, changed("/p", set3))
+	want(pw2, changed("/p", set1), children, changed("/p", set3))
+	want(rw, changed("/p", set1), Event{Type: wire.EventNodeCreated, Path: "/p/c", Zxid: create}, changed("/p/c", set2), changed("/p", set3))
 
 	// Removing one of two watches on the same path keeps the other.
 	if err := pw.Remove(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want(pw, Event{Type: wire.EventPersistentWatchRemoved, Path: "/p"})
+	want(pw, removed)
 	if _, ok := <-pw.Events(); ok {
 		t.Fatal("removed watch channel open")
 	}
 	if err := pw.Remove(ctx); err != nil {
 		t.Fatalf("second remove = %v", err)
 	}
-	must[wire.Stat](t)(other.Set(ctx, "/p", []byte("4"), -1))
-	want(pw2, changed("/p"))
-	want(rw, changed("/p"))
+	set4 := must[wire.Stat](t)(other.Set(ctx, "/p", []byte("4"), -1)).Mzxid
+	want(pw2, changed("/p", set4))
+	want(rw, changed("/p", set4))
 
 	// RemoveAllWatches ends every local watcher of the type.
 	_, _, dw, err := c.GetW(ctx, "/p")
@@ -215,11 +222,11 @@ func TestPersistentWatches(t *testing.T) {
 	if err := c.RemoveAllWatches(ctx, "/p", wire.WatcherAny); err != nil {
 		t.Fatal(err)
 	}
-	if ev := waitEvent(t, dw); ev.Type != wire.EventDataWatchRemoved {
+	if ev := waitEvent(t, dw); ev.Type != wire.EventDataWatchRemoved || ev.Zxid != NoZxid {
 		t.Fatalf("one-shot after removeAll = %+v", ev)
 	}
-	want(pw2, Event{Type: wire.EventPersistentWatchRemoved, Path: "/p"})
-	want(rw, Event{Type: wire.EventPersistentWatchRemoved, Path: "/p"})
+	want(pw2, removed)
+	want(rw, removed)
 	if err := c.RemoveAllWatches(ctx, "/p", wire.WatcherAny); !errors.Is(err, ErrNoWatcher) {
 		t.Fatalf("second removeAll = %v", err)
 	}
@@ -239,10 +246,10 @@ func TestCloseEndsWatches(t *testing.T) {
 	pw := must[*Watch](t)(c.AddWatch(ctx, "/", true))
 	events := c.SessionEvents()
 	c.Close()
-	if ev := waitEvent(t, w); !errors.Is(ev.Err, ErrClosed) || ev.Type != wire.EventNone {
+	if ev := waitEvent(t, w); !errors.Is(ev.Err, ErrClosed) || ev.Type != wire.EventNone || ev.Zxid != NoZxid {
 		t.Fatalf("one-shot after close = %+v", ev)
 	}
-	if ev := waitEvent(t, pw.Events()); !errors.Is(ev.Err, ErrClosed) {
+	if ev := waitEvent(t, pw.Events()); !errors.Is(ev.Err, ErrClosed) || ev.Zxid != NoZxid {
 		t.Fatalf("persistent after close = %+v", ev)
 	}
 	var states []State

@@ -202,7 +202,10 @@ func (l *link) handle(frame []byte) error {
 		if err := d.Err(); err != nil {
 			return fmt.Errorf("%w: notification: %v", ErrProtocol, err)
 		}
-		l.c.watches.dispatch(l.c.stripChroot(ev.Path), ev.Type)
+		// The header zxid is the firing transaction's (NoZxid from servers
+		// before ZooKeeper 3.9). It does not advance lastZxid, as in
+		// ZooKeeper's Java client.
+		l.c.watches.dispatch(l.c.stripChroot(ev.Path), ev.Type, h.Zxid)
 		return nil
 	case wire.XidAuth:
 		l.mu.Lock()

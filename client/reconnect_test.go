@@ -138,8 +138,10 @@ func TestCutConnectionReconnectsAndRearmsWatches(t *testing.T) {
 
 	// A request made while disconnected waits for the reconnect.
 	waiting := make(chan error, 1)
+	var after wire.Stat
 	go func() {
-		_, err := c.Set(ctx, "/p", []byte("after"), -1)
+		var err error
+		after, err = c.Set(ctx, "/p", []byte("after"), -1)
 		waiting <- err
 	}()
 	// Changes while disconnected.
@@ -155,13 +157,14 @@ func TestCutConnectionReconnectsAndRearmsWatches(t *testing.T) {
 	if err := <-waiting; err != nil {
 		t.Fatalf("set while disconnected = %v", err)
 	}
-	if ev := waitEvent(t, dataW); ev.Type != wire.EventNodeDataChanged || ev.Path != "/w" {
+	// Catch-up events follow no one write: the server sends zxid -1.
+	if ev := waitEvent(t, dataW); ev.Type != wire.EventNodeDataChanged || ev.Path != "/w" || ev.Zxid != NoZxid {
 		t.Fatalf("missed data event: %+v", ev)
 	}
-	if ev := waitEvent(t, childW); ev.Type != wire.EventNodeChildrenChanged || ev.Path != "/kids" {
+	if ev := waitEvent(t, childW); ev.Type != wire.EventNodeChildrenChanged || ev.Path != "/kids" || ev.Zxid != NoZxid {
 		t.Fatalf("missed child event: %+v", ev)
 	}
-	if ev := waitEvent(t, existW); ev.Type != wire.EventNodeCreated || ev.Path != "/later" {
+	if ev := waitEvent(t, existW); ev.Type != wire.EventNodeCreated || ev.Path != "/later" || ev.Zxid != NoZxid {
 		t.Fatalf("missed create event: %+v", ev)
 	}
 	// The session survived: the ephemeral is still ours.
@@ -171,11 +174,11 @@ func TestCutConnectionReconnectsAndRearmsWatches(t *testing.T) {
 	}
 	// The one-shot watch on /p was re-armed and fires for the set made by
 	// the waiting request; the persistent watches too.
-	if ev := waitEvent(t, quietW); ev.Type != wire.EventNodeDataChanged || ev.Path != "/p" {
-		t.Fatalf("re-armed data watch: %+v", ev)
+	if ev := waitEvent(t, quietW); ev.Type != wire.EventNodeDataChanged || ev.Path != "/p" || ev.Zxid != after.Mzxid {
+		t.Fatalf("re-armed data watch: %+v, want zxid %#x", ev, after.Mzxid)
 	}
-	if ev := waitEvent(t, pw.Events()); ev.Type != wire.EventNodeDataChanged || ev.Path != "/p" {
-		t.Fatalf("persistent watch after reconnect: %+v", ev)
+	if ev := waitEvent(t, pw.Events()); ev.Type != wire.EventNodeDataChanged || ev.Path != "/p" || ev.Zxid != after.Mzxid {
+		t.Fatalf("persistent watch after reconnect: %+v, want zxid %#x", ev, after.Mzxid)
 	}
 	// The recursive watch gets no catch-up of its own, but it shares the
 	// catch-up events of the one-shot watches on this connection (as in

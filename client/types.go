@@ -123,5 +123,14 @@ type SessionEvent struct {
 type Event struct {
 	Type wire.EventType
 	Path string
+	// Zxid is the zxid of the change that fired the event, from the
+	// notification's header (Warden, ZooKeeper 3.9+). It is NoZxid when
+	// the server does not send it (ZooKeeper before 3.9), for the catch-up
+	// events a server sends when watches are re-armed after a reconnect,
+	// and for the events the client makes itself (Err set, watch removed).
+	Zxid int64
 	Err  error
 }
+
+// NoZxid is Event.Zxid when no known transaction fired the event.
+const NoZxid int64 = -1

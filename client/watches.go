@@ -66,7 +66,7 @@ func (m *watchManager) addOneShot(k watchKind, path string, ch chan Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ended != nil {
-		ch <- Event{Type: wire.EventNone, Path: path, Err: m.ended}
+		ch <- Event{Type: wire.EventNone, Path: path, Zxid: NoZxid, Err: m.ended}
 		close(ch)
 		return
 	}
@@ -78,7 +78,7 @@ func (m *watchManager) addPersistent(w *Watch) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ended != nil {
-		w.q.push(Event{Type: wire.EventNone, Path: w.path, Err: m.ended})
+		w.q.push(Event{Type: wire.EventNone, Path: w.path, Zxid: NoZxid, Err: m.ended})
 		w.q.end()
 		return
 	}
@@ -96,9 +96,10 @@ func fire(chs []chan Event, ev Event) {
 	}
 }
 
-// dispatch delivers a server notification. It never blocks.
-func (m *watchManager) dispatch(path string, typ wire.EventType) {
-	ev := Event{Type: typ, Path: path}
+// dispatch delivers a server notification, fired by transaction zxid, to
+// the one-shot and persistent watchers it concerns. It never blocks.
+func (m *watchManager) dispatch(path string, typ wire.EventType, zxid int64) {
+	ev := Event{Type: typ, Path: path, Zxid: zxid}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	take := func(t map[string][]chan Event) {
@@ -147,14 +148,14 @@ func (m *watchManager) endAll(err error) {
 	m.ended = err
 	for _, t := range []map[string][]chan Event{m.data, m.exist, m.child} {
 		for p, chs := range t {
-			fire(chs, Event{Type: wire.EventNone, Path: p, Err: err})
+			fire(chs, Event{Type: wire.EventNone, Path: p, Zxid: NoZxid, Err: err})
 			delete(t, p)
 		}
 	}
 	for _, t := range []map[string][]*Watch{m.persistent, m.recursive} {
 		for p, ws := range t {
 			for _, w := range ws {
-				w.q.push(Event{Type: wire.EventNone, Path: p, Err: err})
+				w.q.push(Event{Type: wire.EventNone, Path: p, Zxid: NoZxid, Err: err})
 				w.q.end()
 			}
 			delete(t, p)
@@ -169,8 +170,8 @@ func (m *watchManager) endAll(err error) {
 func (m *watchManager) removeLocal(path string, t wire.WatcherType) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	dataEv := Event{Type: wire.EventDataWatchRemoved, Path: path}
-	childEv := Event{Type: wire.EventChildWatchRemoved, Path: path}
+	dataEv := Event{Type: wire.EventDataWatchRemoved, Path: path, Zxid: NoZxid}
+	childEv := Event{Type: wire.EventChildWatchRemoved, Path: path, Zxid: NoZxid}
 	if t == wire.WatcherData || t == wire.WatcherAny {
 		fire(m.data[path], dataEv)
 		fire(m.exist[path], dataEv)
@@ -183,7 +184,7 @@ func (m *watchManager) removeLocal(path string, t wire.WatcherType) {
 	}
 	end := func(tab map[string][]*Watch) {
 		for _, w := range tab[path] {
-			w.q.push(Event{Type: wire.EventPersistentWatchRemoved, Path: path})
+			w.q.push(Event{Type: wire.EventPersistentWatchRemoved, Path: path, Zxid: NoZxid})
 			w.q.end()
 		}
 		delete(tab, path)
@@ -331,7 +332,7 @@ func (w *Watch) Remove(ctx context.Context) error {
 		return nil
 	}
 	defer func() {
-		w.q.push(Event{Type: wire.EventPersistentWatchRemoved, Path: w.path})
+		w.q.push(Event{Type: wire.EventPersistentWatchRemoved, Path: w.path, Zxid: NoZxid})
 		w.q.end()
 	}()
 	if !last {

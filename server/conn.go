@@ -525,8 +525,15 @@ func replyFrame(xid int32, zxid int64, err wire.Code, resp wire.Record) []byte {
 	return wire.AppendRecords(nil, &wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: err}, resp)
 }
 
-func eventFrame(t wire.EventType, path string) []byte {
-	return wire.AppendRecords(nil, &wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1},
+// noTxnZxid is the header zxid of a notification no transaction caused:
+// the catch-up events SetWatches synthesizes, as in ZooKeeper.
+const noTxnZxid fsm.Zxid = -1
+
+// eventFrame encodes a notification. zxid is the transaction that fired it
+// (ZooKeeper 3.9+, ZOOKEEPER-4655), or noTxnZxid; servers before 3.9 sent
+// -1 always, and clients of that age ignore the field.
+func eventFrame(zxid fsm.Zxid, t wire.EventType, path string) []byte {
+	return wire.AppendRecords(nil, &wire.ReplyHeader{Xid: wire.XidNotification, Zxid: int64(zxid)},
 		&wire.WatcherEvent{Type: t, State: wire.StateSyncConnected, Path: path})
 }
 

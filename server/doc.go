@@ -27,7 +27,9 @@
 // its followers' replies. A read on the processor runs under mu's read lock
 // and queues its reply before releasing it. Hence an event is queued before
 // the reply of any request that saw its change, and never before the reply
-// of the request that armed its watch.
+// of the request that armed its watch. A notification's header carries the
+// zxid of the transaction that fired it (ZooKeeper 3.9+), -1 for the
+// catch-up events of SetWatches.
 //
 // Lock order: Server.mu, then Server.wmu, then Server.connMu, then a
 // conn's outMu. sessMu and waitMu are leaves.

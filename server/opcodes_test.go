@@ -15,7 +15,14 @@ type rawClient struct {
 	t      *testing.T
 	nc     net.Conn
 	xid    int32
-	events []wire.WatcherEvent
+	events []notification
+}
+
+// notification is a watch event as a rawClient received it, with the
+// zxid of its reply header.
+type notification struct {
+	Zxid int64
+	wire.WatcherEvent
 }
 
 func newRawClient(t *testing.T, srv *Server) *rawClient {
@@ -46,7 +53,7 @@ func (c *rawClient) call(op wire.OpCode, req wire.Record) (wire.ReplyHeader, *wi
 		if h.Xid == wire.XidNotification {
 			var ev wire.WatcherEvent
 			ev.Decode(d)
-			c.events = append(c.events, ev)
+			c.events = append(c.events, notification{Zxid: h.Zxid, WatcherEvent: ev})
 			continue
 		}
 		if h.Xid != xid {
@@ -73,7 +80,7 @@ func (c *rawClient) do(op wire.OpCode, req, resp wire.Record) wire.Code {
 	return h.Err
 }
 
-func (c *rawClient) takeEvents() []wire.WatcherEvent {
+func (c *rawClient) takeEvents() []notification {
 	ev := c.events
 	c.events = nil
 	return ev

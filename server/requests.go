@@ -316,6 +316,8 @@ func (c *conn) whoAmI(r *reply, _ wire.Record) []byte {
 
 // setWatches re-registers a reconnecting client's watches, first sending
 // the events it missed while away (compared by zxid, as ZooKeeper does).
+// Those events stand for no one transaction: their header zxid is
+// noTxnZxid, as ZooKeeper's are.
 func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 	var sw wire.SetWatches2
 	switch q := req.(type) {
@@ -343,9 +345,9 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 			st, _, ok := t.Lookup(p)
 			switch {
 			case !ok:
-				c.send(eventFrame(wire.EventNodeDeleted, p))
+				c.send(eventFrame(noTxnZxid, wire.EventNodeDeleted, p))
 			case changedAt(&st) > sw.RelativeZxid:
-				c.send(eventFrame(changed, p))
+				c.send(eventFrame(noTxnZxid, changed, p))
 			default:
 				add(p, c.id)
 			}
@@ -355,7 +357,7 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 	rearm(sw.DataWatches, func(st *wire.Stat) int64 { return st.Mzxid }, wire.EventNodeDataChanged, s.watches.AddData)
 	for _, p := range sw.ExistWatches {
 		if _, _, ok := t.Lookup(p); ok {
-			c.send(eventFrame(wire.EventNodeCreated, p))
+			c.send(eventFrame(noTxnZxid, wire.EventNodeCreated, p))
 		} else {
 			s.watches.AddData(p, c.id)
 		}

@@ -417,7 +417,7 @@ func (s *Server) proposeAndWait(e *fsm.Entry) (fsm.Output, error) {
 func (s *Server) applied(e *fsm.Entry, out fsm.Output) {
 	s.lastZxid.Store(int64(out.Zxid))
 	if len(out.Changes) > 0 {
-		s.fireWatches(out.Changes)
+		s.fireWatches(out.Zxid, out.Changes)
 	}
 	s.stats.commits.Add(1)
 	switch {

@@ -247,10 +247,11 @@ func (s *Server) timerLoop() {
 	}
 }
 
-// fireWatches delivers the events of applied changes to local connections
-// allowed to read the node. The caller holds s.mu exclusively, so the
-// events are queued before any later read runs or reply is sent.
-func (s *Server) fireWatches(changes []tree.Change) {
+// fireWatches delivers the events of the changes of the transaction zxid
+// to local connections allowed to read the node; each notification
+// carries zxid. The caller holds s.mu exclusively, so the events are
+// queued before any later read runs or reply is sent.
+func (s *Server) fireWatches(zxid fsm.Zxid, changes []tree.Change) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	t := s.node.FSM().Tree()
@@ -269,7 +270,7 @@ func (s *Server) fireWatches(changes []tree.Change) {
 				continue
 			}
 			s.stats.watchEvents.Add(1)
-			c.send(eventFrame(d.Type, d.Path))
+			c.send(eventFrame(zxid, d.Type, d.Path))
 		}
 		s.connMu.Unlock()
 	}

@@ -53,7 +53,8 @@ type Output struct {
 	Err wire.Code
 	// Resp is the response body to send when Err is CodeOK, or nil.
 	Resp wire.Record
-	// Changes are the watch triggers the entry caused, in order.
+	// Changes are the watch triggers the entry caused, in order; their
+	// notifications carry Zxid.
 	Changes []tree.Change
 	// ClosedSession is the id of a session the entry closed, or 0; the
 	// server closes connections still bound to it.
