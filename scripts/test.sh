@@ -2,10 +2,15 @@
 # test.sh runs every test Warden has, as CI does:
 #   1. gofmt, go vet and staticcheck;
 #   2. unit and in-process tests (go test ./...), with the race detector;
-#   3. the compatibility tier: real clients (zkCli.sh, cli_mt, kazoo, Curator,
+#   3. the fault tier: the CI slice of the torture harness (scripts/torture.sh,
+#      test/torture): 3- and 5-member ensembles of real processes, each
+#      member in its own network namespace, killed, paused, partitioned,
+#      wiped and given a full disk while clients work; every history checked
+#      (linearizability with porcupine); needs root, as CI has;
+#   4. the compatibility tier: real clients (zkCli.sh, cli_mt, kazoo, Curator,
 #      go-zookeeper) against a real `warden server` process and, side by side,
 #      against Apache ZooKeeper 3.8 from Debian (installed here when missing).
-# Set WARDEN_SKIP_COMPAT=1 to stop after step 2 (e.g. on a machine without apt).
+# Set WARDEN_SKIP_COMPAT=1 to skip step 4 (e.g. on a machine without apt).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -16,11 +21,16 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go vet -tags compat ./test/compat/...
+go vet -tags torture ./test/torture/...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags compat ./test/compat/... ./internal/auth/...
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags torture ./test/torture/...
 
 echo "== unit and in-process tests"
 go test -race -count=1 -timeout 15m ./...
+
+echo "== fault tier (test/torture: real members in network namespaces, seeded faults, checked histories)"
+sh scripts/torture.sh
 
 if [ "${WARDEN_SKIP_COMPAT:-}" = "1" ]; then
 	echo "== compatibility tier skipped (WARDEN_SKIP_COMPAT=1)"

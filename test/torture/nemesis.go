@@ -1,0 +1,216 @@
+package torture
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+)
+
+// FaultKind is one kind of fault the nemesis injects.
+type FaultKind string
+
+// The fault kinds. Each is injected, held for a while, and healed before
+// the next one starts.
+const (
+	// KillAny: kill -9 a random member, then restart it.
+	KillAny FaultKind = "kill"
+	// KillLeader: kill -9 the leader, then restart it.
+	KillLeader FaultKind = "kill-leader"
+	// Pause: SIGSTOP a member (the leader half the time) for longer
+	// than the election timeout, then SIGCONT.
+	Pause FaultKind = "pause"
+	// PartitionHalves: cut the members into two random halves.
+	PartitionHalves FaultKind = "partition-halves"
+	// PartitionLeader: isolate the leader from every other member.
+	PartitionLeader FaultKind = "partition-leader"
+	// PartitionBridge: two halves that share one member, which talks
+	// to both while they cannot talk to each other.
+	PartitionBridge FaultKind = "partition-bridge"
+	// Wipe: kill a member, delete its data directory (all but myid)
+	// and restart it empty, so it rejoins from the others.
+	Wipe FaultKind = "wipe"
+	// DiskFull: fill a member's data filesystem, then free it.
+	DiskFull FaultKind = "disk-full"
+)
+
+// AllFaults lists every fault kind in a fixed order.
+var AllFaults = []FaultKind{KillAny, KillLeader, Pause, PartitionHalves, PartitionLeader, PartitionBridge, Wipe, DiskFull}
+
+// ParseFaults reads a comma-separated list of fault kinds ("all" for
+// every kind, "none" for none).
+func ParseFaults(s string) ([]FaultKind, error) {
+	switch s {
+	case "", "all":
+		return AllFaults, nil
+	case "none":
+		return nil, nil
+	}
+	var kinds []FaultKind
+	for _, f := range strings.Split(s, ",") {
+		k := FaultKind(strings.TrimSpace(f))
+		known := false
+		for _, a := range AllFaults {
+			known = known || a == k
+		}
+		if !known {
+			return nil, fmt.Errorf("unknown fault %q (known: %v)", k, AllFaults)
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds, nil
+}
+
+// Fault is one step of a schedule: wait Quiet, inject Kind, hold it for
+// Hold, heal. Pick chooses among the candidate members and Perm orders
+// them for partitions, so the same seed gives the same choices.
+type Fault struct {
+	Kind  FaultKind
+	Quiet time.Duration
+	Hold  time.Duration
+	Pick  int
+	Perm  []int
+}
+
+// String describes the step ("pause hold=1.8s after 0.6s").
+func (f Fault) String() string {
+	return fmt.Sprintf("%s hold=%v after %v", f.Kind, f.Hold.Round(10*time.Millisecond), f.Quiet.Round(10*time.Millisecond))
+}
+
+// Schedule derives a run's faults from its seed: every enabled kind
+// once, in a seeded order, each after a quiet spell of 0.2–1 s and held
+// 0.8–2 s (a pause 1.2–2.4 s: longer than the election timeouts of both
+// targets).
+func Schedule(seed uint64, members int, kinds []FaultKind) []Fault {
+	rng := rand.New(rand.NewPCG(seed, 0x746f7274757265))
+	order := append([]FaultKind(nil), kinds...)
+	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	var s []Fault
+	for _, k := range order {
+		hold := 800 + rng.IntN(1200)
+		if k == Pause {
+			hold += 400 // well past ZooKeeper's syncLimit×tickTime (1 s) too
+		}
+		s = append(s, Fault{
+			Kind:  k,
+			Quiet: time.Duration(200+rng.IntN(800)) * time.Millisecond,
+			Hold:  time.Duration(hold) * time.Millisecond,
+			Pick:  rng.IntN(1 << 20),
+			Perm:  rng.Perm(members),
+		})
+	}
+	return s
+}
+
+// injection is what the nemesis did for one fault: when, to whom, and
+// how it ended. Times are nanoseconds since the run began.
+type injection struct {
+	Fault
+	Target  string // the member(s) affected
+	At, End int64  // in effect from (the injection done), healed
+	Err     string // why the fault could not be injected or healed
+}
+
+// inject applies f to the cluster and returns a heal function and a
+// description of its target.
+func (c *cluster) inject(f Fault) (heal func() error, target string, err error) {
+	n := len(c.members)
+	pick := func() *member { return c.members[f.Perm[f.Pick%n]] }
+	leaderOr := func() *member {
+		if l := c.leader(); l != nil {
+			return l
+		}
+		return pick()
+	}
+	switch f.Kind {
+	case KillAny, KillLeader:
+		m := pick()
+		if f.Kind == KillLeader {
+			m = leaderOr()
+		}
+		m.Kill9(c.t)
+		return func() error { m.Start(c.t); return nil }, m.Name, nil
+	case Pause:
+		m := pick()
+		if f.Pick%2 == 0 {
+			m = leaderOr()
+		}
+		m.Pause(c.t)
+		return func() error { m.Resume(c.t); return nil }, m.Name, nil
+	case Wipe:
+		m := pick()
+		m.Kill9(c.t)
+		if err := m.disk.Wipe("myid"); err != nil {
+			return nil, m.Name, err
+		}
+		return func() error { m.Start(c.t); return nil }, m.Name, nil
+	case DiskFull:
+		m := pick()
+		if err := m.disk.Fill(); err != nil {
+			return nil, m.Name, err
+		}
+		m.full = true
+		return func() error { m.full = false; return m.disk.Free() }, m.Name, nil
+	case PartitionHalves:
+		cut := 1 + f.Pick%(n-1) // 1..n-1 members on one side
+		groups := [][]int{f.Perm[:cut], f.Perm[cut:]}
+		return c.partition(groups)
+	case PartitionLeader:
+		l := leaderOr()
+		var rest []int
+		for _, m := range c.members {
+			if m != l {
+				rest = append(rest, m.index)
+			}
+		}
+		return c.partition([][]int{{l.index}, rest})
+	case PartitionBridge:
+		// Perm[0] is the bridge; the others split in two.
+		others := f.Perm[1:]
+		half := len(others) / 2
+		a := append([]int{f.Perm[0]}, others[:half]...)
+		b := append([]int{f.Perm[0]}, others[half:]...)
+		return c.partition([][]int{a, b})
+	}
+	return nil, "", fmt.Errorf("unknown fault %q", f.Kind)
+}
+
+// partition cuts the network into groups (of member indexes).
+func (c *cluster) partition(groups [][]int) (func() error, string, error) {
+	var desc []string
+	for _, g := range groups {
+		g = append([]int(nil), g...)
+		sort.Ints(g)
+		var names []string
+		for _, i := range g {
+			names = append(names, fmt.Sprint(i+1))
+		}
+		desc = append(desc, "{"+strings.Join(names, ",")+"}")
+	}
+	if err := c.net.Partition(groups); err != nil {
+		return nil, "", err
+	}
+	return c.net.Heal, strings.Join(desc, " "), nil
+}
+
+// healAll undoes whatever may still be broken at the end of a run:
+// partitions, full disks, paused or dead members.
+func (c *cluster) healAll() error {
+	err := c.net.Heal()
+	for _, m := range c.members {
+		if m.full {
+			m.full = false
+			if e := m.disk.Free(); e != nil && err == nil {
+				err = e
+			}
+		}
+		if m.Paused() {
+			m.Resume(c.t)
+		}
+		if !m.Running() {
+			m.Start(c.t)
+		}
+	}
+	return err
+}

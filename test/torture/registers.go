@@ -1,0 +1,112 @@
+package torture
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/wardenzk/warden/client"
+	"github.com/wardenzk/warden/test/torture/checker"
+)
+
+// registers is the linearizability workload: a few znodes, each a
+// register, written (setData, version -1), compare-and-set (setData with
+// the version the client last read) and read (sync, then getData) by
+// several clients at once.
+type registers struct {
+	e       *env
+	keys    int
+	clients int
+	dir     string
+	vizDir  string
+	hist    recorder[checker.RegisterOp]
+}
+
+func (w *registers) name() string { return "registers" }
+
+func (w *registers) key(i int) string { return fmt.Sprintf("%s/k%d", w.dir, i) }
+
+func (w *registers) setup(ctx context.Context, c *client.Conn) error {
+	if err := ensurePath(ctx, c, w.dir); err != nil {
+		return err
+	}
+	for i := 0; i < w.keys; i++ {
+		if _, err := c.Create(ctx, w.key(i), []byte("0"), client.Persistent, client.OpenACL); err != nil {
+			return fmt.Errorf("create %s: %w", w.key(i), err)
+		}
+	}
+	return nil
+}
+
+func (w *registers) run(ctx context.Context) {
+	clients(w.clients, func(k int) {
+		rng := w.e.rng(w.name(), k)
+		s := &session{e: w.e}
+		defer s.close()
+		next := int64(k+1) * 1_000_000
+		for think(ctx, rng, 10) {
+			c := s.get(ctx)
+			if c == nil {
+				return
+			}
+			key := w.key(rng.IntN(w.keys))
+			op := checker.RegisterOp{Client: k, Key: key}
+			octx, cancel := context.WithTimeout(ctx, opTimeout)
+			switch rng.IntN(3) {
+			case 0:
+				next++
+				op.Kind, op.Value = checker.RegWrite, next
+				op.Call = w.e.now()
+				_, err := c.Set(octx, key, []byte(strconv.FormatInt(next, 10)), -1)
+				op.Return, op.Outcome = w.e.now(), outcomeOf(err)
+			case 1:
+				_, st, err := c.Get(octx, key)
+				if err != nil {
+					cancel()
+					continue
+				}
+				next++
+				op.Kind, op.Value, op.Version = checker.RegCAS, next, st.Version
+				op.Call = w.e.now()
+				_, err = c.Set(octx, key, []byte(strconv.FormatInt(next, 10)), st.Version)
+				op.Return, op.Outcome = w.e.now(), outcomeOf(err)
+			default:
+				op.Kind = checker.RegRead
+				op.Call = w.e.now()
+				err := c.Sync(octx, key)
+				var data []byte
+				var st client.Stat
+				if err == nil {
+					data, st, err = c.Get(octx, key)
+				}
+				op.Return, op.Outcome = w.e.now(), outcomeOf(err)
+				if err == nil {
+					v, perr := strconv.ParseInt(string(data), 10, 64)
+					if perr != nil {
+						// Not a value any client wrote: record it as one
+						// no write produced, so the checker flags it.
+						v = -1
+					}
+					op.Value, op.Version = v, st.Version
+				}
+			}
+			cancel()
+			w.hist.add(op)
+		}
+	})
+}
+
+func (w *registers) check(ctx context.Context, members []string) []checker.Result {
+	return []checker.Result{checker.CheckRegisters(w.hist.all(), 60*time.Second, w.vizDir)}
+}
+
+func (w *registers) writes() []write {
+	var ws []write
+	for _, op := range w.hist.all() {
+		if op.Kind != checker.RegRead {
+			ws = append(ws, write{op.Span, op.Outcome})
+		}
+	}
+	return ws
+}
