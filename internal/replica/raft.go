@@ -117,7 +117,7 @@ type Config struct {
 
 // diskFullRetry is how long the loop waits before retrying a write that
 // failed because the disk is full.
-const diskFullRetry = time.Second
+var diskFullRetry = time.Second
 
 // recvQueue bounds the messages received from peers and not yet stepped;
 // more are dropped (raft retransmits).
@@ -483,8 +483,7 @@ func (n *Node) handleReady() bool {
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		// Received from the leader; its body is already durable.
-		if err := n.cfg.WAL.SaveSnapshot(rd.Snapshot.GetMetadata()); err != nil {
-			n.cfg.Fatal(fmt.Errorf("replica: snapshot marker: %w", err))
+		if !n.persist("snapshot marker", func() error { return n.cfg.WAL.SaveSnapshot(rd.Snapshot.GetMetadata()) }) {
 			return false
 		}
 	}
@@ -545,9 +544,17 @@ func (n *Node) handleReady() bool {
 // save writes a Ready's hard state and entries to the WAL, waiting out a
 // full disk. It reports false when the loop must stop.
 func (n *Node) save(rd raft.Ready) bool {
+	return n.persist("write-ahead log", func() error { return n.cfg.WAL.Save(rd.HardState, rd.Entries, rd.MustSync) })
+}
+
+// persist runs one WAL write, waiting out a full disk: the loop stops
+// (nothing more is acknowledged) and retries every diskFullRetry until
+// the write succeeds. Any other error is fatal. It reports false when the
+// loop must stop.
+func (n *Node) persist(what string, write func() error) bool {
 	var pausedAt time.Time // when a full disk paused writes; zero when not
 	for {
-		err := n.cfg.WAL.Save(rd.HardState, rd.Entries, rd.MustSync)
+		err := write()
 		if err == nil {
 			if !pausedAt.IsZero() {
 				n.paused.Store(false)
@@ -556,13 +563,13 @@ func (n *Node) save(rd raft.Ready) bool {
 			return true
 		}
 		if !isDiskFull(err) {
-			n.cfg.Fatal(fmt.Errorf("replica: write-ahead log: %w", err))
+			n.cfg.Fatal(fmt.Errorf("replica: %s: %w", what, err))
 			return false
 		}
 		if pausedAt.IsZero() {
 			pausedAt = time.Now()
 			n.paused.Store(true)
-			n.log.Error("disk full: writes are paused until space is freed; nothing acknowledged is lost", "err", err)
+			n.log.Error("disk full: writes are paused until space is freed; nothing acknowledged is lost", "writing", what, "err", err)
 		}
 		t := time.NewTimer(diskFullRetry)
 		select {
@@ -602,8 +609,7 @@ func (n *Node) snapshotSaved(meta *raftpb.SnapshotMetadata) bool {
 	if meta.GetIndex() <= n.lastSnap {
 		return true // a received snapshot overtook it
 	}
-	if err := n.cfg.WAL.SaveSnapshot(meta); err != nil {
-		n.cfg.Fatal(fmt.Errorf("replica: snapshot marker: %w", err))
+	if !n.persist("snapshot marker", func() error { return n.cfg.WAL.SaveSnapshot(meta) }) {
 		return false
 	}
 	keep := n.lastSnap

@@ -3,6 +3,7 @@ package replica
 import (
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +25,8 @@ type memWAL struct {
 	syncs int
 	// released is the highest index passed to ReleaseTo.
 	released uint64
+	// snapFull makes that many SaveSnapshot calls fail as on a full disk.
+	snapFull int
 }
 
 func (w *memWAL) Save(hs *raftpb.HardState, ents []*raftpb.Entry, mustSync bool) error {
@@ -49,6 +52,10 @@ func (w *memWAL) Save(hs *raftpb.HardState, ents []*raftpb.Entry, mustSync bool)
 func (w *memWAL) SaveSnapshot(meta *raftpb.SnapshotMetadata) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.snapFull > 0 {
+		w.snapFull--
+		return fmt.Errorf("write snapshot marker: %w", syscall.ENOSPC)
+	}
 	w.snap = proto.Clone(meta).(*raftpb.SnapshotMetadata)
 	return nil
 }
@@ -311,4 +318,31 @@ func TestProposeWithoutLeaderIsDropped(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a proposal without a leader was neither committed nor dropped")
 	}
+}
+
+// A snapshot marker that meets a full disk waits for space like any WAL
+// write: it used to stop the member with a fatal error.
+func TestSnapshotMarkerWaitsOutAFullDisk(t *testing.T) {
+	defer func(d time.Duration) { diskFullRetry = d }(diskFullRetry)
+	diskFullRetry = 5 * time.Millisecond
+	ms, _ := startMembers(t, 1)
+	m := ms[0]
+	waitUntil(t, "leadership", func() bool { return leaderOf(ms) == m })
+	for i := 0; i < 10; i++ {
+		m.propose(fmt.Sprint(i))
+	}
+	waitUntil(t, "every entry handed over", func() bool { return len(m.got()) == 10 })
+	m.wal.mu.Lock()
+	last := m.wal.ents[len(m.wal.ents)-1]
+	m.wal.snapFull = 3
+	m.wal.mu.Unlock()
+	m.node.SnapshotSaved(&raftpb.SnapshotMetadata{Index: proto.Uint64(last.GetIndex()), Term: proto.Uint64(last.GetTerm()),
+		ConfState: &raftpb.ConfState{Voters: []uint64{1}}})
+	waitUntil(t, "the snapshot marker, once the disk has room", func() bool {
+		m.wal.mu.Lock()
+		defer m.wal.mu.Unlock()
+		return m.wal.snap.GetIndex() == last.GetIndex()
+	})
+	m.propose("after")
+	waitUntil(t, "a write after the full disk", func() bool { return len(m.got()) == 11 })
 }
