@@ -11,6 +11,7 @@ import (
 
 	"github.com/wardenzk/warden/client"
 	"github.com/wardenzk/warden/test/torture/checker"
+	"github.com/wardenzk/warden/wire"
 )
 
 // Bounds of the clients' work.
@@ -124,7 +125,8 @@ func (s *session) close() {
 }
 
 // outcomeOf classifies a request's error: nil is OK; an error that says
-// the server refused the request is Failed; anything else (connection
+// the server refused the request (including THROTTLEDOP, which a member
+// with a full disk answers, and SESSIONMOVED) is Failed; anything else (connection
 // loss, timeout, session expiry, a closed client) leaves the outcome
 // Unknown.
 func outcomeOf(err error) checker.Outcome {
@@ -132,7 +134,8 @@ func outcomeOf(err error) checker.Outcome {
 		return checker.OK
 	}
 	for _, refused := range []error{client.ErrBadVersion, client.ErrNoNode, client.ErrNodeExists,
-		client.ErrNotEmpty, client.ErrNoAuth, client.ErrBadArguments, client.ErrNoChildrenForEphemerals} {
+		client.ErrNotEmpty, client.ErrNoAuth, client.ErrBadArguments, client.ErrNoChildrenForEphemerals,
+		wire.ErrThrottled, wire.ErrSessionMoved} {
 		if errors.Is(err, refused) {
 			return checker.Failed
 		}
