@@ -272,16 +272,16 @@ func unavailability(faults []injection, ws []write, end int64) map[string]int {
 	return out
 }
 
-// runPrefix names a run's network uniquely ("w" and five base-36
-// characters).
+// runPrefix names a run's network uniquely: "wt" (the prefix whose
+// leftovers netns sweeps) and four base-36 characters.
 func runPrefix() string {
 	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 5)
+	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	for i := range b {
 		b[i] = digits[int(b[i])%len(digits)]
 	}
-	return "w" + string(b)
+	return "wt" + string(b)
 }
 
 // results appends reports to a JSON-lines file, from parallel runs.
