@@ -2,6 +2,7 @@ package torture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -32,7 +33,7 @@ func (w *registers) setup(ctx context.Context, c *client.Conn) error {
 		return err
 	}
 	for i := 0; i < w.keys; i++ {
-		if _, err := c.Create(ctx, w.key(i), []byte("0"), client.Persistent, client.OpenACL); err != nil {
+		if _, err := c.Create(ctx, w.key(i), []byte("0"), client.Persistent, client.OpenACL); err != nil && !errors.Is(err, client.ErrNodeExists) {
 			return fmt.Errorf("create %s: %w", w.key(i), err)
 		}
 	}

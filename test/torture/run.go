@@ -128,21 +128,9 @@ func Run(t *testing.T, cfg Config) *Report {
 		&lock{e: e, clients: 3, dir: root + "/lock"},
 		&sessions{e: e, owners: 3, dir: root + "/ephemerals", wdir: root + "/watched", wkeys: 3},
 	}
-	setupCtx, cancel := context.WithTimeout(context.Background(), 2*connectTimeout)
-	sc, err := e.dial(setupCtx, e.connect)
-	if err != nil {
-		cancel()
-		t.Fatalf("setup session: %v", err)
+	if err := setup(e, wls); err != nil {
+		t.Fatalf("setup: %v", err)
 	}
-	for _, w := range wls {
-		if err := w.setup(setupCtx, sc); err != nil {
-			sc.Close()
-			cancel()
-			t.Fatalf("%s setup: %v", w.name(), err)
-		}
-	}
-	sc.Close()
-	cancel()
 
 	// The clients work while the nemesis goes through the schedule.
 	wctx, stop := context.WithCancel(context.Background())
@@ -235,6 +223,34 @@ func Run(t *testing.T, cfg Config) *Report {
 		}
 	}
 	return rep
+}
+
+// setup creates every workload's nodes. A lost connection (an election
+// the loaded machine may cause even before any fault) is retried on a new
+// session, bounded; every setup step accepts nodes an earlier attempt made.
+func setup(e *env, wls []workload) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*connectTimeout)
+	defer cancel()
+	for {
+		err := setupOnce(ctx, e, wls)
+		if err == nil || outcomeOf(err) == checker.Failed || !backoff(ctx) {
+			return err
+		}
+	}
+}
+
+func setupOnce(ctx context.Context, e *env, wls []workload) error {
+	c, err := e.dial(ctx, e.connect)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, w := range wls {
+		if err := w.setup(ctx, c); err != nil {
+			return fmt.Errorf("%s: %w", w.name(), err)
+		}
+	}
+	return nil
 }
 
 // reviveCrashed restarts members whose process died by itself and

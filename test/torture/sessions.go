@@ -66,7 +66,7 @@ func (w *sessions) setup(ctx context.Context, c *client.Conn) error {
 		return err
 	}
 	for i := 0; i < w.wkeys; i++ {
-		if _, err := c.Create(ctx, w.wkey(i), []byte("0"), client.Persistent, client.OpenACL); err != nil {
+		if _, err := c.Create(ctx, w.wkey(i), []byte("0"), client.Persistent, client.OpenACL); err != nil && !errors.Is(err, client.ErrNodeExists) {
 			return err
 		}
 	}
