@@ -13,14 +13,15 @@
 # Options: -target warden|zookeeper, -members 3|5|3,5, -seeds LIST (N, N-M,
 # comma-separated), -first S (a soak of N seeds starting at S), -faults
 # LIST|all, -parallel P (runs at once, default 2), -out DIR (logs of failing
-# runs), -results FILE (one JSON line per run; a summary is printed from it).
+# runs), -keep (keep passing runs' logs too), -results FILE (one JSON line per
+# run; a summary is printed from it).
 # Needs root; installs iproute2 and nftables (and, for the zookeeper target,
 # Apache ZooKeeper) with apt-get when they are missing. Exits non-zero when
 # any run found an anomaly.
 set -eu
 cd "$(dirname "$0")/.."
 
-count="" first=1 target=warden members="" seeds="" faults=all parallel=2 out="" results=""
+keep="" count="" first=1 target=warden members="" seeds="" faults=all parallel=2 out="" results=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-target) target=$2; shift 2 ;;
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
 	-parallel) parallel=$2; shift 2 ;;
 	-out) out=$2; shift 2 ;;
 	-results) results=$2; shift 2 ;;
+	-keep) keep=-torture.keep; shift ;;
 	[0-9]*) count=$1; shift ;;
 	*) echo "torture.sh: unknown argument $1 (see the comment at the top of $0)" >&2; exit 2 ;;
 	esac
@@ -77,7 +79,7 @@ timeout=$((runs * 70 / parallel + 300))
 set +e
 "$tmp/torture.test" -test.run '^TestTorture$' -test.timeout "${timeout}s" -test.parallel "$parallel" \
 	-torture.target "$target" -torture.members "$members" -torture.seeds "$seeds" \
-	-torture.faults "$faults" -torture.out "$out" -torture.results "$results" >"$tmp/log" 2>&1 &
+	-torture.faults "$faults" -torture.out "$out" -torture.results "$results" $keep >"$tmp/log" 2>&1 &
 pid=$!
 tail -n +1 -f --pid=$pid "$tmp/log" | grep --line-buffered -E '^(PASS|FAIL) '
 wait $pid

@@ -110,6 +110,9 @@ type injection struct {
 	Target  string // the member(s) affected
 	At, End int64  // in effect from (the injection done), healed
 	Err     string // why the fault could not be injected or healed
+	// UnavailMs is how long after At the first write invoked after it
+	// was acknowledged.
+	UnavailMs int
 }
 
 // inject applies f to the cluster and returns a heal function and a

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -267,13 +266,12 @@ func (c *cluster) reviveCrashed() []string {
 	return crashes
 }
 
-// unavailability returns, per fault kind, the longest time from a
-// fault's injection to the first write invoked after it that was
-// acknowledged (to the end of the run when none was).
+// unavailability sets each injection's UnavailMs, the time from the
+// fault to the first write invoked after it that was acknowledged (to the
+// end of the run when none was), and returns the longest per fault kind.
 func unavailability(faults []injection, ws []write, end int64) map[string]int {
-	sort.Slice(ws, func(i, j int) bool { return ws[i].Call < ws[j].Call })
 	out := map[string]int{}
-	for _, f := range faults {
+	for i, f := range faults {
 		first := end
 		for _, w := range ws {
 			if w.Call >= f.At && w.Outcome == checker.OK && w.Return < first {
@@ -281,6 +279,7 @@ func unavailability(faults []injection, ws []write, end int64) map[string]int {
 			}
 		}
 		ms := int((first - f.At) / int64(time.Millisecond))
+		faults[i].UnavailMs = ms
 		if ms > out[string(f.Kind)] {
 			out[string(f.Kind)] = ms
 		}

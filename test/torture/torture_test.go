@@ -22,6 +22,7 @@ var (
 	flagFaults  = flag.String("torture.faults", "all", "fault kinds, comma-separated, or all / none")
 	flagOut     = flag.String("torture.out", "", "directory for logs and visualizations of failing runs (default: a temporary directory, kept on failure)")
 	flagResults = flag.String("torture.results", "", "append one JSON report per run to this file")
+	flagKeep    = flag.Bool("torture.keep", false, "keep the logs of passing runs too")
 )
 
 // ciSlice is what CI runs when no seeds are given: every workload and
@@ -95,7 +96,7 @@ func TestTorture(t *testing.T) {
 			if err := res.add(rep); err != nil {
 				t.Errorf("results: %v", err)
 			}
-			if rep.Pass {
+			if rep.Pass && !*flagKeep {
 				os.RemoveAll(rep.Dir)
 			}
 		})
