@@ -85,9 +85,10 @@ tail -n +1 -f --pid=$pid "$tmp/log" | grep --line-buffered -E '^(PASS|FAIL) '
 wait $pid
 status=$?
 set -e
+cp "$tmp/log" "$out/torture.log"
 if [ $status -ne 0 ]; then
-	echo "== torture.sh: the harness failed; its output (failing runs' logs are under $out):"
-	grep -v -E '^(PASS|FAIL) ' "$tmp/log" | tail -n 600
+	echo "== torture.sh: the harness failed; what it said (all of it: $out/torture.log; each failing run's member logs: $out/<run>/):"
+	grep -E '^ *--- FAIL|^ +[a-z_]+\.go:[0-9]+: ' "$tmp/log" | grep -v -E 'proc\.go:[0-9]+: ---- ' | head -n 200
 fi
 python3 scripts/torture-summary.py "$results" "$runs" || status=1
 exit $status

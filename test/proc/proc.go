@@ -131,12 +131,23 @@ func (s *Server) Pid() int {
 // which it does as soon as it listens, serving or not.
 func (s *Server) Start(tb testing.TB) time.Duration {
 	tb.Helper()
+	d, err := s.TryStart()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// TryStart is Start returning its failure instead of failing the test: a
+// server that exited during start-up is reaped (Running is false
+// again); one that did not answer in time is left running.
+func (s *Server) TryStart() (time.Duration, error) {
 	if s.cmd != nil {
-		tb.Fatalf("%s: start while pid %d runs", s.Name, s.cmd.Process.Pid)
+		return 0, fmt.Errorf("%s: start while pid %d runs", s.Name, s.cmd.Process.Pid)
 	}
 	logf, err := os.OpenFile(s.Log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		tb.Fatal(err)
+		return 0, err
 	}
 	fmt.Fprintf(logf, "==== test: start %s\n", time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(s.Bin, "server", s.Config)
@@ -148,7 +159,7 @@ func (s *Server) Start(tb testing.TB) time.Duration {
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		tb.Fatal(err)
+		return 0, err
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -162,13 +173,14 @@ func (s *Server) Start(tb testing.TB) time.Duration {
 	defer deadline.Stop()
 	for {
 		if out, err := FourLetterWord(s.Addr, "ruok", time.Second); err == nil && out == "imok" {
-			return time.Since(begin)
+			return time.Since(begin), nil
 		}
 		select {
 		case <-exited:
-			tb.Fatalf("%s exited during start-up: %v", s.Name, cmd.ProcessState)
+			s.cmd = nil
+			return 0, fmt.Errorf("%s exited during start-up: %v", s.Name, cmd.ProcessState)
 		case <-deadline.C:
-			tb.Fatalf("%s at %s did not answer ruok within %v", s.Name, s.Addr, ReadyDeadline)
+			return 0, fmt.Errorf("%s at %s did not answer ruok within %v", s.Name, s.Addr, ReadyDeadline)
 		case <-time.After(pollInterval):
 		}
 	}

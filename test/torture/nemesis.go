@@ -133,11 +133,14 @@ func (c *cluster) inject(f Fault) (heal func() error, target string, err error) 
 			m = leaderOr()
 		}
 		m.Kill9(c.t)
-		return func() error { m.Start(c.t); return nil }, m.Name, nil
+		return m.restart, m.Name, nil
 	case Pause:
 		m := pick()
 		if f.Pick%2 == 0 {
 			m = leaderOr()
+		}
+		if !m.Running() {
+			return nil, m.Name, fmt.Errorf("%s is not running (it could not be restarted)", m.Name)
 		}
 		m.Pause(c.t)
 		return func() error { m.Resume(c.t); return nil }, m.Name, nil
@@ -147,7 +150,7 @@ func (c *cluster) inject(f Fault) (heal func() error, target string, err error) 
 		if err := m.disk.Wipe("myid"); err != nil {
 			return nil, m.Name, err
 		}
-		return func() error { m.Start(c.t); return nil }, m.Name, nil
+		return m.restart, m.Name, nil
 	case DiskFull:
 		m := pick()
 		if err := m.disk.Fill(); err != nil {
@@ -212,8 +215,16 @@ func (c *cluster) healAll() error {
 			m.Resume(c.t)
 		}
 		if !m.Running() {
-			m.Start(c.t)
+			if e := m.restart(); e != nil && err == nil {
+				err = e
+			}
 		}
 	}
+	return err
+}
+
+// restart starts a member that is not running.
+func (m *member) restart() error {
+	_, err := m.TryStart()
 	return err
 }

@@ -260,7 +260,9 @@ func (c *cluster) reviveCrashed() []string {
 		if m.Exited() {
 			crashes = append(crashes, fmt.Sprintf("%s exited by itself (see %s)", m.Name, m.Log))
 			m.Reap(c.t)
-			m.Start(c.t)
+			if err := m.restart(); err != nil {
+				crashes = append(crashes, fmt.Sprintf("%s could not be restarted: %v", m.Name, err))
+			}
 		}
 	}
 	return crashes
