@@ -117,8 +117,7 @@ func Run(t *testing.T, cfg Config) *Report {
 	schedule := Schedule(cfg.Seed, cfg.Members, cfg.Faults)
 	c := startCluster(t, cfg.Target, cfg.Members, runPrefix(), dir)
 
-	e := &env{start: time.Now(), connect: c.connectString(), seed: cfg.Seed,
-		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	e := &env{start: time.Now(), connect: c.connectString(), seed: cfg.Seed, log: clientLog(t, dir)}
 	root := fmt.Sprintf("/torture-%d", cfg.Seed)
 	wls := []workload{
 		&registers{e: e, keys: 4, clients: 4, dir: root + "/registers", vizDir: dir},
@@ -162,6 +161,7 @@ func Run(t *testing.T, cfg Config) *Report {
 		t.Logf("fault %-16s on %-10s held %v", f.Kind, target, time.Duration(inj.End-inj.At).Round(time.Millisecond))
 	}
 	stop()
+	stopped := e.now() // the clients' last chance to acknowledge a write
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
@@ -198,7 +198,7 @@ func Run(t *testing.T, cfg Config) *Report {
 	for _, w := range wls {
 		ws = append(ws, w.writes()...)
 	}
-	rep.Unavail = unavailability(rep.Faults, ws, e.now())
+	rep.Unavail = unavailability(rep.Faults, ws, stopped)
 
 	rep.Pass = len(rep.Problems) == 0 && len(rep.Crashes) == 0 && len(rep.Results) > 0
 	for _, r := range rep.Results {
@@ -222,6 +222,25 @@ func Run(t *testing.T, cfg Config) *Report {
 		}
 	}
 	return rep
+}
+
+// clientLogEnv, when set, keeps the workload clients' own logs (Debug
+// level: connects, disconnects, session moves) in clients.log of the run's
+// directory, for diagnosing unavailability.
+const clientLogEnv = "WARDEN_TORTURE_CLIENT_LOG"
+
+// clientLog returns the workload clients' logger: silent unless
+// clientLogEnv is set.
+func clientLog(t *testing.T, dir string) *slog.Logger {
+	if os.Getenv(clientLogEnv) == "" {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	f, err := os.Create(filepath.Join(dir, "clients.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // setup creates every workload's nodes. A lost connection (an election
@@ -269,8 +288,9 @@ func (c *cluster) reviveCrashed() []string {
 }
 
 // unavailability sets each injection's UnavailMs, the time from the
-// fault to the first write invoked after it that was acknowledged (to the
-// end of the run when none was), and returns the longest per fault kind.
+// fault to the first write invoked after it that was acknowledged (to end,
+// when the clients stopped, when none was), and returns the longest per
+// fault kind.
 func unavailability(faults []injection, ws []write, end int64) map[string]int {
 	out := map[string]int{}
 	for i, f := range faults {
