@@ -272,7 +272,7 @@ func (n *Node) Run() error {
 	zxid := n.fsm.LastZxid()
 	n.mu.RUnlock()
 	n.log.Info("recovered", "from", rec.source, "replayed_entries", want-rec.base.GetIndex(),
-		"zxid", fmt.Sprintf("0x%x", zxid), "sessions", sessions, "took", time.Since(start).Round(time.Millisecond))
+		"zxid", zxid.String(), "sessions", sessions, "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
