@@ -3,7 +3,6 @@ package torture
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -319,31 +318,4 @@ func runPrefix() string {
 		b[i] = digits[int(b[i])%len(digits)]
 	}
 	return "wt" + string(b)
-}
-
-// results appends reports to a JSON-lines file, from parallel runs.
-type results struct {
-	mu   sync.Mutex
-	path string
-}
-
-func (r *results) add(rep *Report) error {
-	if r.path == "" {
-		return nil
-	}
-	b, err := json.Marshal(rep)
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f, err := os.OpenFile(r.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -3,6 +3,7 @@
 package torture
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wardenzk/warden/test/proc"
@@ -147,4 +149,31 @@ func parseSeeds(s string) ([]uint64, error) {
 		}
 	}
 	return seeds, nil
+}
+
+// results appends reports to a JSON-lines file, from parallel runs.
+type results struct {
+	mu   sync.Mutex
+	path string
+}
+
+func (r *results) add(rep *Report) error {
+	if r.path == "" {
+		return nil
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, err := os.OpenFile(r.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
