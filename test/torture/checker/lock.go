@@ -14,8 +14,10 @@ import (
 // Released reports the release was acknowledged and Lost was never
 // signalled. Lost reports the holder learnt (or may have) that the lock
 // was lost before or during release: session expired, node vanished,
-// release failed or unknown, and also any disconnection during the
-// tenure, after which the session may have expired unseen. Release.Call
+// release failed or its outcome unknown. A session that expired while
+// its client was disconnected cannot be resumed, so the release fails
+// and the grant is Lost: a grant whose release succeeded kept its node,
+// and the lock, throughout. Release.Call
 // == 0 means the holder never released (the run ended): its tenure
 // lasts until the end.
 type Grant struct {
@@ -43,8 +45,8 @@ type Grant struct {
 // Deleted nodes never come back, and a read only returns state the
 // ensemble committed; so A's node was deleted before B's acquire
 // returned. If A is not Lost, only A's own delete removed it (an expiry
-// would have been seen, or A disconnected, which makes it Lost), and A
-// issued that delete after Release.Call. Equal timestamps pass, so a
+// would have failed A's release, which makes it Lost), and A issued that
+// delete after Release.Call. Equal timestamps pass, so a
 // coarse clock cannot make an alarm. A Lost A gets no check: its node
 // may have gone with its session while A still thought it held the
 // lock, which is what the fencing token is for; (a) and (b) still hold
