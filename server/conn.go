@@ -329,8 +329,15 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 				return false
 			}
 		}
+		if ok && sess.Owner != c.srv.id && c.srv.attached != nil {
+			c.srv.attached(int64(sid))
+		}
 		if ok {
-			ok = c.srv.reattach(sid, c, time.Duration(timeout)*time.Millisecond)
+			var err error
+			if ok, err = c.srv.reattach(sid, c, time.Duration(timeout)*time.Millisecond); err != nil {
+				c.log.Info("could not move the session here; the client will retry", "session", sid, "err", err)
+				return false
+			}
 		}
 		if !ok {
 			c.log.Info("session expired or password wrong; telling the client its session is gone",

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -648,4 +649,98 @@ func seededFaults(t *testing.T, seed uint64) {
 		}
 	}
 	t.Logf("%d acknowledged writes checked on %d members", len(acked), n)
+}
+
+// A session another member takes between this member's attach and the
+// binding of the client's connection must not stay bound here: every write
+// on that connection would get SESSIONMOVED while nothing closed it (the
+// torture harness saw a client's writes refused for seconds). The member
+// drops the connection unanswered instead, and the client tries again.
+func TestEnsembleSessionTakenWhileAttachingIsNotBound(t *testing.T) {
+	var (
+		target    atomic.Int32 // the member whose hook moves the session away, +1; 0: none
+		thief     atomic.Int32 // the member that takes it
+		addrs     = make([]string, 3)
+		passwd    []byte
+		stolen    = make(chan error, 1)
+		hooks     []servertest.EnsembleOption
+		ensembleT = t
+	)
+	for i := 0; i < 3; i++ {
+		hooks = append(hooks, servertest.WithMemberAttached(i, func(session int64) {
+			if !target.CompareAndSwap(int32(i)+1, 0) {
+				return
+			}
+			// Another member takes the session now, before this one binds
+			// the client's connection to it.
+			nc, resp, err := handshake(addrs[thief.Load()], session, passwd)
+			if err == nil {
+				ensembleT.Cleanup(func() { nc.Close() })
+				if resp.SessionID != session {
+					err = fmt.Errorf("the thief got session %#x", resp.SessionID)
+				}
+			}
+			stolen <- err
+		}))
+	}
+	e := servertest.StartTestEnsemble(t, 3, hooks...)
+	for i := range addrs {
+		addrs[i] = e.Addr(i)
+	}
+	a, b := e.Followers()[0], e.Leader()
+	_, id, pw := rawSession(t, e.Addr(b), 0, nil)
+	passwd = pw
+	thief.Store(int32(b))
+	target.Store(int32(a) + 1)
+
+	nc, resp, err := handshake(e.Addr(a), id, passwd)
+	if serr := <-stolen; serr != nil {
+		t.Fatalf("member %d could not take the session: %v", b+1, serr)
+	}
+	if err == nil {
+		nc.Close()
+		t.Fatalf("member %d bound session %#x (answer: session %#x) after member %d took it; its writes would get SESSIONMOVED",
+			a+1, id, resp.SessionID, b+1)
+	}
+	// The client tries again, and the session moves back for good.
+	moved, _, _ := rawSession(t, e.Addr(a), id, passwd)
+	req := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpCreate},
+		&wire.CreateRequest{Path: "/taken", ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)})
+	if _, err := moved.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	frame, err := wire.ReadFrame(bufio.NewReader(moved), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h wire.ReplyHeader
+	if err := wire.Unmarshal(frame[:16], &h, 0); err != nil || h.Err != wire.CodeOK {
+		t.Fatalf("create after the retry: %v %v", h.Err, err)
+	}
+}
+
+// handshake opens a connection to addr and re-attaches session id with
+// passwd; an error means the member answered nothing (it dropped the
+// connection).
+func handshake(addr string, id int64, passwd []byte) (net.Conn, wire.ConnectResponse, error) {
+	var resp wire.ConnectResponse
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, resp, err
+	}
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := nc.Write(wire.AppendRecords(nil, &wire.ConnectRequest{TimeOut: 10000, SessionID: id, Passwd: passwd})); err != nil {
+		nc.Close()
+		return nil, resp, err
+	}
+	frame, err := wire.ReadFrame(bufio.NewReader(nc), 0, nil)
+	if err == nil {
+		err = wire.Unmarshal(frame, &resp, 0)
+	}
+	if err != nil {
+		nc.Close()
+		return nil, resp, err
+	}
+	nc.SetDeadline(time.Time{})
+	return nc, resp, nil
 }

@@ -59,6 +59,10 @@ type Options struct {
 	// Transport, when set, replaces the TCP peer transport of an ensemble
 	// member (tests pass an in-memory network's endpoint).
 	Transport func(transport.Snapshots) (transport.Transport, error)
+	// Attached, when set, is called after a reconnecting client's session
+	// was moved to this member and before the connection is bound to it.
+	// Tests use it to have another member take the session in between.
+	Attached func(session int64)
 	// RaftTick, when set, replaces the raft tick derived from tickTime
 	// (RaftTiming), so in-process ensembles elect in milliseconds.
 	RaftTick time.Duration
@@ -75,6 +79,7 @@ type Server struct {
 	started   time.Time
 	maxBuffer int
 	maxQueued int
+	attached  func(session int64) // Options.Attached
 	saslUsers map[string]string
 
 	// node hosts the state machine; its state lock orders reads against
@@ -181,6 +186,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		id:        max(cfg.MyID, 0), // standalone ZooKeeper's server id is 0
 		maxBuffer: cfg.JuteMaxBuffer,
 		maxQueued: opts.MaxQueuedBytes,
+		attached:  opts.Attached,
 		watches:   watch.NewRegistry(),
 		conns:     make(map[watch.WatcherID]*conn),
 		perIP:     make(map[string]int),

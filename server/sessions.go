@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"sort"
 	"time"
 
@@ -80,9 +81,31 @@ func (s *Server) roundToTick(t time.Time) time.Time {
 	return time.UnixMilli((ms/tk + 1) * tk)
 }
 
+// errMovedAway: a reconnecting client's session was moved to another
+// member while it attached here; the connection is dropped unanswered so
+// that the client tries again.
+var errMovedAway = errors.New("the session moved to another member while it attached here")
+
 // reattach binds a reconnecting client to its session, closing any other
-// connection that still holds it. It fails if the session is closing.
-func (s *Server) reattach(id fsm.SessionID, c *conn, timeout time.Duration) bool {
+// connection that still holds it. It reports false if the session is
+// closing (gone), and errMovedAway if another member took the session
+// meanwhile.
+func (s *Server) reattach(id fsm.SessionID, c *conn, timeout time.Duration) (bool, error) {
+	if !s.node.Standalone() {
+		// The session must still be owned here. Another member's attach
+		// (one its proposer gave up on, which the log kept) may have
+		// applied since ours; the client would then get SESSIONMOVED for
+		// every write on a connection nothing closes. The state lock makes
+		// such an attach apply either before this check (the client is
+		// refused and tries another member) or after the connection is
+		// registered below (sessionMoved closes it).
+		s.node.RLock()
+		sess, ok := s.node.FSM().Session(id)
+		if !ok || (sess.Owner != s.id && sess.Owner != fsm.NoOwner) {
+			s.node.RUnlock()
+			return false, errMovedAway
+		}
+	}
 	s.sessMu.Lock()
 	ls, ok := s.live[id]
 	if !ok {
@@ -93,13 +116,15 @@ func (s *Server) reattach(id fsm.SessionID, c *conn, timeout time.Duration) bool
 	}
 	if ls.closing {
 		s.sessMu.Unlock()
-		return false
+		s.unlockState()
+		return false, nil
 	}
 	old := ls.conn
 	ls.conn = c
 	ls.timeout = timeout
 	ls.expireAt = s.roundToTick(s.now().Add(timeout))
 	s.sessMu.Unlock()
+	s.unlockState()
 	if old != nil && old != c {
 		old.close("client reconnected on another connection")
 	}
@@ -109,12 +134,19 @@ func (s *Server) reattach(id fsm.SessionID, c *conn, timeout time.Duration) bool
 	// protected creates depend on it).
 	select {
 	case <-ls.writes.idle():
-		return true
+		return true, nil
 	case <-s.closed:
-		return false
+		return false, nil
 	case <-time.After(handshakeTimeout):
 		s.log.Warn("earlier writes of a re-attaching session did not apply in time", "session", sessionHex(id))
-		return false
+		return false, nil
+	}
+}
+
+// unlockState releases the state lock reattach holds in an ensemble.
+func (s *Server) unlockState() {
+	if !s.node.Standalone() {
+		s.node.RUnlock()
 	}
 }
 

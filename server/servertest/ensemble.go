@@ -36,10 +36,11 @@ type Ensemble struct {
 }
 
 type member struct {
-	cfg  server.Config
-	fs   storage.FS // nil: the operating system's
-	addr string     // client address, kept across restarts
-	srv  *server.Server
+	cfg      server.Config
+	fs       storage.FS // nil: the operating system's
+	attached func(session int64)
+	addr     string // client address, kept across restarts
+	srv      *server.Server
 }
 
 // EnsembleOption adjusts the ensemble StartTestEnsemble starts.
@@ -51,6 +52,7 @@ type ensembleSettings struct {
 	config    func(*server.Config)
 	logger    *slog.Logger
 	fs        map[int]storage.FS
+	attached  map[int]func(session int64)
 }
 
 // WithMemberFS keeps member i's data on fs (a storage.FullFS, to fill its
@@ -61,6 +63,18 @@ func WithMemberFS(i int, fs storage.FS) EnsembleOption {
 			s.fs = make(map[int]storage.FS)
 		}
 		s.fs[i] = fs
+	}
+}
+
+// WithMemberAttached sets member i's Options.Attached hook, which runs
+// between moving a reconnecting client's session to the member and binding
+// the connection to it.
+func WithMemberAttached(i int, f func(session int64)) EnsembleOption {
+	return func(s *ensembleSettings) {
+		if s.attached == nil {
+			s.attached = make(map[int]func(int64))
+		}
+		s.attached[i] = f
 	}
 }
 
@@ -118,7 +132,7 @@ func StartTestEnsemble(tb testing.TB, n int, opts ...EnsembleOption) *Ensemble {
 		if st.config != nil {
 			st.config(&cfg)
 		}
-		e.members = append(e.members, &member{cfg: cfg, addr: "127.0.0.1:0", fs: st.fs[i]})
+		e.members = append(e.members, &member{cfg: cfg, addr: "127.0.0.1:0", fs: st.fs[i], attached: st.attached[i]})
 	}
 	logger := st.logger
 	if logger == nil {
@@ -161,6 +175,7 @@ func (e *Ensemble) start(i int, logger *slog.Logger) error {
 		FS:            m.fs,
 		DisableTimers: true,
 		RaftTick:      ensembleTick,
+		Attached:      m.attached,
 		Transport: func(snaps transport.Snapshots) (transport.Transport, error) {
 			return e.Net.Join(raftID, snaps), nil
 		},

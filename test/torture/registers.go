@@ -22,6 +22,11 @@ type registers struct {
 	dir     string
 	vizDir  string
 	hist    recorder[checker.RegisterOp]
+	// refused counts, by error, the writes and CASes a member refused
+	// for another reason than the version (SESSIONMOVED, THROTTLEDOP):
+	// they took no effect, and are left out of the history, where a
+	// failed CAS means BADVERSION.
+	refused recorder[string]
 }
 
 func (w *registers) name() string { return "registers" }
@@ -53,6 +58,7 @@ func (w *registers) run(ctx context.Context) {
 			}
 			key := w.key(rng.IntN(w.keys))
 			op := checker.RegisterOp{Client: k, Key: key}
+			var opErr error
 			octx, cancel := context.WithTimeout(ctx, opTimeout)
 			switch rng.IntN(3) {
 			case 0:
@@ -60,7 +66,7 @@ func (w *registers) run(ctx context.Context) {
 				op.Kind, op.Value = checker.RegWrite, next
 				op.Call = w.e.now()
 				_, err := c.Set(octx, key, []byte(strconv.FormatInt(next, 10)), -1)
-				op.Return, op.Outcome = w.e.now(), outcomeOf(err)
+				op.Return, op.Outcome, opErr = w.e.now(), outcomeOf(err), err
 			case 1:
 				_, st, err := c.Get(octx, key)
 				if err != nil {
@@ -71,7 +77,7 @@ func (w *registers) run(ctx context.Context) {
 				op.Kind, op.Value, op.Version = checker.RegCAS, next, st.Version
 				op.Call = w.e.now()
 				_, err = c.Set(octx, key, []byte(strconv.FormatInt(next, 10)), st.Version)
-				op.Return, op.Outcome = w.e.now(), outcomeOf(err)
+				op.Return, op.Outcome, opErr = w.e.now(), outcomeOf(err), err
 			default:
 				op.Kind = checker.RegRead
 				op.Call = w.e.now()
@@ -93,13 +99,25 @@ func (w *registers) run(ctx context.Context) {
 				}
 			}
 			cancel()
+			if op.Outcome == checker.Failed && op.Kind != checker.RegRead && !errors.Is(opErr, client.ErrBadVersion) {
+				w.refused.add(opErr.Error())
+				continue
+			}
 			w.hist.add(op)
 		}
 	})
 }
 
 func (w *registers) check(ctx context.Context, members []string) []checker.Result {
-	return []checker.Result{checker.CheckRegisters(w.hist.all(), 60*time.Second, w.vizDir)}
+	res := checker.CheckRegisters(w.hist.all(), 60*time.Second, w.vizDir)
+	if refused := w.refused.all(); len(refused) > 0 {
+		byErr := map[string]int{}
+		for _, e := range refused {
+			byErr[e]++
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("%d writes refused without effect (left out): %v", len(refused), byErr))
+	}
+	return []checker.Result{res}
 }
 
 func (w *registers) writes() []write {
