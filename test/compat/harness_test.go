@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wardenzk/warden/test/proc"
 )
 
 // Server is one running server under test: Apache ZooKeeper or Warden.
@@ -37,23 +39,9 @@ const (
 	pollInterval  = 50 * time.Millisecond
 )
 
-// zkJars is the classpath that runs the ZooKeeper server and the Java client on Debian
-// (see /work/shared/reference/reference-tools.md: the jar's manifest lacks netty and a logger).
-var zkJars = []string{
-	"zookeeper", "zookeeper-jute", "netty-handler", "netty-codec", "netty-buffer", "netty-common",
-	"netty-resolver", "netty-transport", "netty-transport-native-unix-common",
-	"netty-transport-native-epoll", "slf4j-api", "slf4j-simple",
-}
-
 // javaClasspath returns the ZooKeeper classpath followed by the named extra jars of
 // /usr/share/java (names without ".jar", e.g. "curator-client", "guava").
-func javaClasspath(extra ...string) string {
-	var parts []string
-	for _, j := range append(append([]string(nil), zkJars...), extra...) {
-		parts = append(parts, filepath.Join("/usr/share/java", j+".jar"))
-	}
-	return strings.Join(parts, ":")
-}
+func javaClasspath(extra ...string) string { return proc.ZooKeeperClasspath(extra...) }
 
 // systemProperties maps zoo.cfg keys that ZooKeeper reads only as Java system properties (or
 // reads too late or under another name) to the property name. startZooKeeper passes these as

@@ -45,13 +45,6 @@ const (
 	diskSize = 128 << 20
 )
 
-// zkJars is the classpath that runs the ZooKeeper server on Debian.
-var zkJars = []string{
-	"zookeeper", "zookeeper-jute", "netty-handler", "netty-codec", "netty-buffer", "netty-common",
-	"netty-resolver", "netty-transport", "netty-transport-native-unix-common",
-	"netty-transport-native-epoll", "slf4j-api", "slf4j-simple",
-}
-
 // member is one ensemble member: a server process in its own network
 // namespace, with its data directory on a tmpfs of its own.
 type member struct {
@@ -135,15 +128,11 @@ func startCluster(t *testing.T, target Target, n int, prefix, dir string) *clust
 
 // zkArgs are the JVM arguments that run a ZooKeeper member from config.
 func zkArgs(config string) []string {
-	var cp []string
-	for _, j := range zkJars {
-		cp = append(cp, filepath.Join("/usr/share/java", j+".jar"))
-	}
 	return []string{"-Xms32m", "-Xmx160m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dzookeeper.4lw.commands.whitelist=*", "-Dzookeeper.admin.enableServer=false",
 		"-Dzookeeper.preAllocSize=4096", "-Dzookeeper.snapCount=" + strconv.Itoa(snapCount),
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
-		"-cp", strings.Join(cp, ":"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", config}
+		"-cp", proc.ZooKeeperClasspath(), "org.apache.zookeeper.server.quorum.QuorumPeerMain", config}
 }
 
 // close kills every member and removes the test network; on failure it
