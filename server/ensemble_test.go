@@ -665,6 +665,7 @@ func TestEnsembleSessionTakenWhileAttachingIsNotBound(t *testing.T) {
 		stolen    = make(chan error, 1)
 		hooks     []servertest.EnsembleOption
 		ensembleT = t
+		e         *servertest.Ensemble
 	)
 	for i := 0; i < 3; i++ {
 		hooks = append(hooks, servertest.WithMemberAttached(i, func(session int64) {
@@ -680,22 +681,39 @@ func TestEnsembleSessionTakenWhileAttachingIsNotBound(t *testing.T) {
 					err = fmt.Errorf("the thief got session %#x", resp.SessionID)
 				}
 			}
+			// This member applies the theft before it goes on.
+			if err == nil {
+				want := e.Member(int(thief.Load())).AppliedIndex()
+				for deadline := time.Now().Add(10 * time.Second); e.Member(i).AppliedIndex() < want; {
+					if time.Now().After(deadline) {
+						err = fmt.Errorf("member %d did not apply the theft (index %d) in time", i+1, want)
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
 			stolen <- err
 		}))
 	}
-	e := servertest.StartTestEnsemble(t, 3, hooks...)
+	e = servertest.StartTestEnsemble(t, 3, hooks...)
 	for i := range addrs {
 		addrs[i] = e.Addr(i)
 	}
 	a, b := e.Followers()[0], e.Leader()
 	_, id, pw := rawSession(t, e.Addr(b), 0, nil)
 	passwd = pw
+	e.WaitCaughtUp() // member a knows the session
 	thief.Store(int32(b))
 	target.Store(int32(a) + 1)
 
 	nc, resp, err := handshake(e.Addr(a), id, passwd)
-	if serr := <-stolen; serr != nil {
-		t.Fatalf("member %d could not take the session: %v", b+1, serr)
+	select {
+	case serr := <-stolen:
+		if serr != nil {
+			t.Fatalf("member %d could not take the session: %v", b+1, serr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("member %d never moved the session (handshake: %+v, %v)", a+1, resp, err)
 	}
 	if err == nil {
 		nc.Close()
@@ -743,4 +761,59 @@ func handshake(addr string, id int64, passwd []byte) (net.Conn, wire.ConnectResp
 	}
 	nc.SetDeadline(time.Time{})
 	return nc, resp, nil
+}
+
+// A leader whose expiry of a session was lost with its leadership (the
+// closeSession never committed) expires the session again when it leads
+// once more: it used to keep the session marked closing, so the session
+// never expired and its ephemerals outlived it (found by the torture
+// harness: seed 3023 on 3 members).
+func TestEnsembleLostExpiryIsRetriedByTheNextTerm(t *testing.T) {
+	e := servertest.StartTestEnsemble(t, 3)
+	l := e.Leader()
+	// A client creates an ephemeral, then goes silent without closing.
+	nc, id, _ := rawSession(t, e.Addr(e.Followers()[0]), 0, nil)
+	req := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpCreate},
+		&wire.CreateRequest{Path: "/silent", ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)})
+	if _, err := nc.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	frame, err := wire.ReadFrame(bufio.NewReader(nc), 0, nil)
+	var h wire.ReplyHeader
+	if err == nil {
+		err = wire.Unmarshal(frame[:16], &h, 0)
+	}
+	if err != nil || h.Err != wire.CodeOK {
+		t.Fatalf("create /silent: %v %v", h.Err, err)
+	}
+	nc.Close()
+	e.WaitCaughtUp()
+
+	// The leader expires it while cut off: its closeSession cannot commit,
+	// and it stops leading.
+	e.Net.Isolate(e.RaftID(l))
+	e.Member(l).ExpireSessions(e.Clock.Advance(time.Minute))
+	e.WaitNotServing(l)
+	e.Net.Heal()
+	e.WaitServing(e.All()...)
+
+	// Until it leads again (each election among two members may go
+	// either way; bounded).
+	for try := 0; e.Leader() != l; try++ {
+		if try == 30 {
+			t.Fatalf("member %d did not lead again in %d elections", l+1, try)
+		}
+		other := e.Leader()
+		e.Stop(other)
+		e.Leader()
+		e.Restart(other)
+		e.WaitServing(e.All()...)
+	}
+	// Leading again, it gives the session a fresh timeout, then expires it.
+	e.Member(l).ExpireSessions(e.Clock.Advance(time.Minute))
+	e.WaitCaughtUp()
+	c := connectTo(t, e, l)
+	if _, ok, err := c.Exists(ctxT(t), "/silent"); err != nil || ok {
+		t.Fatalf("session %#x: its ephemeral exists=%v (err %v) after the new term's expiry", id, ok, err)
+	}
 }

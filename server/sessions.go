@@ -45,7 +45,8 @@ func (s *Server) dropLive(id fsm.SessionID) {
 
 // reviveSessions gives every session of the state machine a fresh full
 // timeout, as a new ZooKeeper leader does: clients have that long to be
-// heard from. It runs at start-up and when this member becomes leader.
+// heard from, and any expiry this member proposed before is decided anew.
+// It runs at start-up and when this member becomes leader.
 func (s *Server) reviveSessions() {
 	now := s.now()
 	s.node.RLock()
@@ -68,6 +69,12 @@ func (s *Server) reviveSessions() {
 		}
 		ls.timeout = t
 		ls.expireAt = s.roundToTick(now.Add(t))
+		// A session still in the state machine is alive, whatever this
+		// member proposed for it before: a closeSession it proposed as an
+		// earlier leader (or for a client that closed) may have been lost
+		// with that leadership. Left marked closing, the session would
+		// never expire here and its ephemerals would outlive it.
+		ls.closing = false
 	}
 }
 
