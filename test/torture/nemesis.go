@@ -194,16 +194,28 @@ func (c *cluster) partition(groups [][]int) (func() error, string, error) {
 		}
 		desc = append(desc, "{"+strings.Join(names, ",")+"}")
 	}
-	if err := c.net.Partition(groups); err != nil {
+	if err := retry(func() error { return c.net.Partition(groups) }); err != nil {
 		return nil, "", err
 	}
-	return c.net.Heal, strings.Join(desc, " "), nil
+	return func() error { return retry(c.net.Heal) }, strings.Join(desc, " "), nil
+}
+
+// retry runs an idempotent network change up to three times: on a
+// loaded machine one `ip netns exec … nft` can fail to finish in time.
+func retry(f func() error) error {
+	var err error
+	for try := 0; try < 3; try++ {
+		if err = f(); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // healAll undoes whatever may still be broken at the end of a run:
 // partitions, full disks, paused or dead members.
 func (c *cluster) healAll() error {
-	err := c.net.Heal()
+	err := retry(c.net.Heal)
 	for _, m := range c.members {
 		if m.full {
 			m.full = false

@@ -51,7 +51,7 @@ func run(stdin string, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.WaitDelay = time.Second
+	cmd.WaitDelay = 5 * time.Second // a loaded machine can be slow to close the pipes
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
