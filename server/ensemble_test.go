@@ -444,6 +444,26 @@ func rawSession(t *testing.T, addr string, id int64, passwd []byte) (net.Conn, i
 	return nc, resp.SessionID, resp.Passwd
 }
 
+// rawCreateEphemeral creates an ephemeral node at path over a raw
+// session connection (xid 1) and returns the reply's error code.
+func rawCreateEphemeral(t *testing.T, nc net.Conn, path string) wire.Code {
+	t.Helper()
+	req := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpCreate},
+		&wire.CreateRequest{Path: path, ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)})
+	if _, err := nc.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	frame, err := wire.ReadFrame(bufio.NewReader(nc), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h wire.ReplyHeader
+	if err := wire.Unmarshal(frame[:16], &h, 0); err != nil {
+		t.Fatal(err)
+	}
+	return h.Err
+}
+
 func TestEnsembleSessionMovesAndTheOldConnectionCloses(t *testing.T) {
 	e := servertest.StartTestEnsemble(t, 3)
 	a, b := e.Followers()[0], e.Leader()
@@ -456,18 +476,8 @@ func TestEnsembleSessionMovesAndTheOldConnectionCloses(t *testing.T) {
 		t.Fatalf("the old connection on member %d: read %v, want EOF (closed)", a+1, err)
 	}
 	// The moved session works where it is now.
-	req := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpCreate},
-		&wire.CreateRequest{Path: "/moved", ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)})
-	if _, err := moved.Write(req); err != nil {
-		t.Fatal(err)
-	}
-	frame, err := wire.ReadFrame(bufio.NewReader(moved), 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h wire.ReplyHeader
-	if err := wire.Unmarshal(frame[:16], &h, 0); err != nil || h.Err != wire.CodeOK {
-		t.Fatalf("create on the new member: %v %v", h.Err, err)
+	if code := rawCreateEphemeral(t, moved, "/moved"); code != wire.CodeOK {
+		t.Fatalf("create on the new member: %v", code)
 	}
 	// Back on the first member: it moves back and works there too.
 	rawSession(t, e.Addr(a), id, passwd)
@@ -722,18 +732,8 @@ func TestEnsembleSessionTakenWhileAttachingIsNotBound(t *testing.T) {
 	}
 	// The client tries again, and the session moves back for good.
 	moved, _, _ := rawSession(t, e.Addr(a), id, passwd)
-	req := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpCreate},
-		&wire.CreateRequest{Path: "/taken", ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)})
-	if _, err := moved.Write(req); err != nil {
-		t.Fatal(err)
-	}
-	frame, err := wire.ReadFrame(bufio.NewReader(moved), 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h wire.ReplyHeader
-	if err := wire.Unmarshal(frame[:16], &h, 0); err != nil || h.Err != wire.CodeOK {
-		t.Fatalf("create after the retry: %v %v", h.Err, err)
+	if code := rawCreateEphemeral(t, moved, "/taken"); code != wire.CodeOK {
+		t.Fatalf("create after the retry: %v", code)
 	}
 }
 
@@ -773,18 +773,8 @@ func TestEnsembleLostExpiryIsRetriedByTheNextTerm(t *testing.T) {
 	l := e.Leader()
 	// A client creates an ephemeral, then goes silent without closing.
 	nc, id, _ := rawSession(t, e.Addr(e.Followers()[0]), 0, nil)
-	req := wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpCreate},
-		&wire.CreateRequest{Path: "/silent", ACL: wire.OpenACLUnsafe, Flags: int32(wire.ModeEphemeral)})
-	if _, err := nc.Write(req); err != nil {
-		t.Fatal(err)
-	}
-	frame, err := wire.ReadFrame(bufio.NewReader(nc), 0, nil)
-	var h wire.ReplyHeader
-	if err == nil {
-		err = wire.Unmarshal(frame[:16], &h, 0)
-	}
-	if err != nil || h.Err != wire.CodeOK {
-		t.Fatalf("create /silent: %v %v", h.Err, err)
+	if code := rawCreateEphemeral(t, nc, "/silent"); code != wire.CodeOK {
+		t.Fatalf("create /silent: %v", code)
 	}
 	nc.Close()
 	e.WaitCaughtUp()

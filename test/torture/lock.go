@@ -2,6 +2,7 @@ package torture
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 
 	"github.com/wardenzk/warden/client"
@@ -24,52 +25,42 @@ func (w *lock) name() string { return "lock" }
 func (w *lock) setup(ctx context.Context, c *client.Conn) error { return ensurePath(ctx, c, w.dir) }
 
 func (w *lock) run(ctx context.Context) {
-	clients(w.clients, func(k int) {
-		rng := w.e.rng(w.name(), k)
-		s := &session{e: w.e}
-		defer s.close()
-		for think(ctx, rng, 20) {
-			c := s.get(ctx)
-			if c == nil {
-				return
-			}
-			l := recipe.NewLock(c, w.dir)
-			var g checker.Grant
-			g.Client = k
-			g.Acquire.Call = w.e.now()
-			actx, cancel := context.WithTimeout(ctx, opTimeout)
-			lease, err := l.Acquire(actx)
-			cancel()
-			g.Acquire.Return = w.e.now()
-			if err != nil {
-				continue
-			}
-			g.Token = lease.Token
-			hold := time.NewTimer(time.Duration(5+rng.IntN(45)) * time.Millisecond)
-			lost := false
-			select {
-			case <-l.Lost():
-				lost = true
-			case <-hold.C:
-			case <-ctx.Done():
-			}
-			hold.Stop()
-			select {
-			case <-l.Lost():
-				lost = true
-			default:
-			}
-			g.Release.Call = w.e.now()
-			// Release even after ctx ended: a grant left held would block
-			// the final state; it is bounded by its own timeout.
-			rctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-			err = l.Release(rctx)
-			cancel()
-			g.Release.Return = w.e.now()
-			g.Lost = lost || err != nil
-			g.Released = !g.Lost
-			w.hist.add(g)
+	w.e.drive(ctx, w.name(), w.clients, 20, func(k, _ int, rng *rand.Rand, c *client.Conn) {
+		l := recipe.NewLock(c, w.dir)
+		g := checker.Grant{Client: k}
+		g.Acquire.Call = w.e.now()
+		actx, cancel := context.WithTimeout(ctx, opTimeout)
+		lease, err := l.Acquire(actx)
+		cancel()
+		g.Acquire.Return = w.e.now()
+		if err != nil {
+			return
 		}
+		g.Token = lease.Token
+		hold := time.NewTimer(time.Duration(5+rng.IntN(45)) * time.Millisecond)
+		lost := false
+		select {
+		case <-l.Lost():
+			lost = true
+		case <-hold.C:
+		case <-ctx.Done():
+		}
+		hold.Stop()
+		select {
+		case <-l.Lost():
+			lost = true
+		default:
+		}
+		g.Release.Call = w.e.now()
+		// Release even after ctx ended: a grant left held would block
+		// the final state; it is bounded by its own timeout.
+		rctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		err = l.Release(rctx)
+		cancel()
+		g.Release.Return = w.e.now()
+		g.Lost = lost || err != nil
+		g.Released = !g.Lost
+		w.hist.add(g)
 	})
 }
 

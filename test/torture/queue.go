@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 
 	"github.com/wardenzk/warden/client"
@@ -27,28 +28,19 @@ func (w *queue) name() string { return "queue" }
 func (w *queue) setup(ctx context.Context, c *client.Conn) error { return ensurePath(ctx, c, w.dir) }
 
 func (w *queue) run(ctx context.Context) {
-	clients(w.clients, func(k int) {
-		rng := w.e.rng(w.name(), k)
-		s := &session{e: w.e}
-		defer s.close()
-		for n := 0; think(ctx, rng, 10); n++ {
-			c := s.get(ctx)
-			if c == nil {
-				return
-			}
-			octx, cancel := context.WithTimeout(ctx, opTimeout)
-			if rng.IntN(2) == 0 {
-				v := fmt.Sprintf("v-%d-%d", k, n)
-				op := checker.Enqueue{Client: k, Value: v}
-				op.Call = w.e.now()
-				_, err := c.Create(octx, w.dir+"/q-", []byte(v), client.PersistentSequential, client.OpenACL)
-				op.Return, op.Outcome = w.e.now(), outcomeOf(err)
-				w.enq.add(op)
-			} else {
-				w.dequeue(octx, c, k)
-			}
-			cancel()
+	w.e.drive(ctx, w.name(), w.clients, 10, func(k, i int, rng *rand.Rand, c *client.Conn) {
+		octx, cancel := context.WithTimeout(ctx, opTimeout)
+		defer cancel()
+		if rng.IntN(2) == 1 {
+			w.dequeue(octx, c, k)
+			return
 		}
+		v := fmt.Sprintf("v-%d-%d", k, i)
+		op := checker.Enqueue{Client: k, Value: v}
+		op.Call = w.e.now()
+		_, err := c.Create(octx, w.dir+"/q-", []byte(v), client.PersistentSequential, client.OpenACL)
+		op.Return, op.Outcome = w.e.now(), outcomeOf(err)
+		w.enq.add(op)
 	})
 }
 

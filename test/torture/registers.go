@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -46,65 +47,51 @@ func (w *registers) setup(ctx context.Context, c *client.Conn) error {
 }
 
 func (w *registers) run(ctx context.Context) {
-	clients(w.clients, func(k int) {
-		rng := w.e.rng(w.name(), k)
-		s := &session{e: w.e}
-		defer s.close()
-		next := int64(k+1) * 1_000_000
-		for think(ctx, rng, 10) {
-			c := s.get(ctx)
-			if c == nil {
+	w.e.drive(ctx, w.name(), w.clients, 10, func(k, i int, rng *rand.Rand, c *client.Conn) {
+		value := int64(k+1)*1_000_000 + int64(i) + 1 // unique to this client and step
+		key := w.key(rng.IntN(w.keys))
+		op := checker.RegisterOp{Client: k, Key: key}
+		var opErr error
+		octx, cancel := context.WithTimeout(ctx, opTimeout)
+		defer cancel()
+		switch rng.IntN(3) {
+		case 0:
+			op.Kind, op.Value = checker.RegWrite, value
+			op.Call = w.e.now()
+			_, opErr = c.Set(octx, key, []byte(strconv.FormatInt(value, 10)), -1)
+		case 1:
+			_, st, err := c.Get(octx, key)
+			if err != nil {
 				return
 			}
-			key := w.key(rng.IntN(w.keys))
-			op := checker.RegisterOp{Client: k, Key: key}
-			var opErr error
-			octx, cancel := context.WithTimeout(ctx, opTimeout)
-			switch rng.IntN(3) {
-			case 0:
-				next++
-				op.Kind, op.Value = checker.RegWrite, next
-				op.Call = w.e.now()
-				_, err := c.Set(octx, key, []byte(strconv.FormatInt(next, 10)), -1)
-				op.Return, op.Outcome, opErr = w.e.now(), outcomeOf(err), err
-			case 1:
-				_, st, err := c.Get(octx, key)
-				if err != nil {
-					cancel()
-					continue
-				}
-				next++
-				op.Kind, op.Value, op.Version = checker.RegCAS, next, st.Version
-				op.Call = w.e.now()
-				_, err = c.Set(octx, key, []byte(strconv.FormatInt(next, 10)), st.Version)
-				op.Return, op.Outcome, opErr = w.e.now(), outcomeOf(err), err
-			default:
-				op.Kind = checker.RegRead
-				op.Call = w.e.now()
-				err := c.Sync(octx, key)
-				var data []byte
-				var st client.Stat
-				if err == nil {
-					data, st, err = c.Get(octx, key)
-				}
-				op.Return, op.Outcome = w.e.now(), outcomeOf(err)
-				if err == nil {
-					v, perr := strconv.ParseInt(string(data), 10, 64)
-					if perr != nil {
-						// Not a value any client wrote: record it as one
-						// no write produced, so the checker flags it.
-						v = -1
-					}
-					op.Value, op.Version = v, st.Version
-				}
+			op.Kind, op.Value, op.Version = checker.RegCAS, value, st.Version
+			op.Call = w.e.now()
+			_, opErr = c.Set(octx, key, []byte(strconv.FormatInt(value, 10)), st.Version)
+		default:
+			op.Kind = checker.RegRead
+			op.Call = w.e.now()
+			opErr = c.Sync(octx, key)
+			var data []byte
+			var st client.Stat
+			if opErr == nil {
+				data, st, opErr = c.Get(octx, key)
 			}
-			cancel()
-			if op.Outcome == checker.Failed && op.Kind != checker.RegRead && !errors.Is(opErr, client.ErrBadVersion) {
-				w.refused.add(opErr.Error())
-				continue
+			if opErr == nil {
+				v, perr := strconv.ParseInt(string(data), 10, 64)
+				if perr != nil {
+					// Not a value any client wrote: record it as one no
+					// write produced, so the checker flags it.
+					v = -1
+				}
+				op.Value, op.Version = v, st.Version
 			}
-			w.hist.add(op)
 		}
+		op.Return, op.Outcome = w.e.now(), outcomeOf(opErr)
+		if op.Outcome == checker.Failed && op.Kind != checker.RegRead && !errors.Is(opErr, client.ErrBadVersion) {
+			w.refused.add(opErr.Error())
+			return
+		}
+		w.hist.add(op)
 	})
 }
 

@@ -3,6 +3,7 @@ package torture
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/wardenzk/warden/client"
 	"github.com/wardenzk/warden/test/torture/checker"
@@ -22,24 +23,15 @@ func (w *set) name() string { return "set" }
 func (w *set) setup(ctx context.Context, c *client.Conn) error { return ensurePath(ctx, c, w.dir) }
 
 func (w *set) run(ctx context.Context) {
-	clients(w.clients, func(k int) {
-		rng := w.e.rng(w.name(), k)
-		s := &session{e: w.e}
-		defer s.close()
-		for n := 0; think(ctx, rng, 10); n++ {
-			c := s.get(ctx)
-			if c == nil {
-				return
-			}
-			el := fmt.Sprintf("e-%d-%d", k, n)
-			octx, cancel := context.WithTimeout(ctx, opTimeout)
-			op := checker.SetAdd{Client: k, Element: el}
-			op.Call = w.e.now()
-			_, err := c.Create(octx, w.dir+"/"+el, nil, client.Persistent, client.OpenACL)
-			op.Return, op.Outcome = w.e.now(), outcomeOf(err)
-			cancel()
-			w.hist.add(op)
-		}
+	w.e.drive(ctx, w.name(), w.clients, 10, func(k, i int, _ *rand.Rand, c *client.Conn) {
+		el := fmt.Sprintf("e-%d-%d", k, i)
+		octx, cancel := context.WithTimeout(ctx, opTimeout)
+		defer cancel()
+		op := checker.SetAdd{Client: k, Element: el}
+		op.Call = w.e.now()
+		_, err := c.Create(octx, w.dir+"/"+el, nil, client.Persistent, client.OpenACL)
+		op.Return, op.Outcome = w.e.now(), outcomeOf(err)
+		w.hist.add(op)
 	})
 }
 

@@ -177,6 +177,25 @@ func (r *recorder[T]) all() []T {
 	return append([]T(nil), r.ops...)
 }
 
+// drive runs n clients of the named workload until ctx ends: each keeps
+// a session (replacing one that ended), pauses up to maxThink ms, and
+// calls op with its index k, its iteration i, its generator and the
+// session.
+func (e *env) drive(ctx context.Context, name string, n, maxThink int, op func(k, i int, rng *rand.Rand, c *client.Conn)) {
+	clients(n, func(k int) {
+		rng := e.rng(name, k)
+		s := &session{e: e}
+		defer s.close()
+		for i := 0; think(ctx, rng, maxThink); i++ {
+			c := s.get(ctx)
+			if c == nil {
+				return
+			}
+			op(k, i, rng, c)
+		}
+	})
+}
+
 // clients runs n copies of body (client k = 0..n-1) and waits for all.
 func clients(n int, body func(k int)) {
 	var wg sync.WaitGroup
