@@ -251,51 +251,9 @@ func (c *conn) consLine(long bool) string {
 }
 
 func (s *Server) writeMntr(b *strings.Builder) {
-	lmin, lavg, lmax := s.stats.lat.get()
-	s.node.RLock()
-	t := s.node.FSM().Tree()
-	nodes, dataSize, ephemerals := t.NodeCount()+1, t.ApproxDataSize(), t.EphemeralCount()
-	sessions := len(s.node.FSM().SessionIDs())
-	s.node.RUnlock()
-	s.wmu.Lock()
-	watchCount := s.watches.Count()
-	s.wmu.Unlock()
-	openFDs := countOpenFDs()
-	lines := []struct {
-		k string
-		v any
-	}{
-		{"version", fullVersion()},
-		{"server_state", s.Mode()},
-		{"avg_latency", javaDouble(lavg)},
-		{"max_latency", lmax},
-		{"min_latency", lmin},
-		{"packets_received", s.stats.received.Load()},
-		{"packets_sent", s.stats.sent.Load()},
-		{"num_alive_connections", len(s.connList())},
-		{"outstanding_requests", s.outstanding()},
-		{"uptime", s.now().Sub(s.started).Milliseconds()},
-		{"znode_count", nodes},
-		{"watch_count", watchCount},
-		{"ephemerals_count", ephemerals},
-		{"approximate_data_size", dataSize},
-		{"global_sessions", sessions},
-		{"local_sessions", 0},
-		{"open_file_descriptor_count", openFDs},
-		{"max_file_descriptor_count", maxFDs()},
-		{"connection_drop_probability", "0.0"},
-		{"auth_failed_count", s.stats.authFailed.Load()},
-		{"connection_rejected", s.stats.rejected.Load()},
-		{"commit_count", s.stats.commits.Load()},
-		{"session_expired_count", s.stats.expired.Load()},
-		{"watch_events_sent", s.stats.watchEvents.Load()},
-		{"throttled_ops", s.stats.throttled.Load()},
-		{"last_processed_zxid", s.lastZxid.Load()},
+	for _, m := range s.Monitor() {
+		fmt.Fprintf(b, "zk_%s\t%v\n", m.Name, m.Value)
 	}
-	for _, l := range lines {
-		fmt.Fprintf(b, "zk_%s\t%v\n", l.k, l.v)
-	}
-	s.writeQuorumMntr(b)
 }
 
 func (s *Server) writeEnvi(b *strings.Builder) {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -247,47 +246,6 @@ func (s *Server) LastZxid() int64 { return s.lastZxid.Load() }
 // longer leader). The timer loop calls it every half tick; tests with
 // timers off call it themselves. On the leader it does nothing.
 func (s *Server) ForwardTouches() error { return s.forwardTouches(true) }
-
-// writeQuorumMntr adds what an ensemble member reports in mntr: its peer
-// state and the quorum size, and on the leader its followers.
-func (s *Server) writeQuorumMntr(b *strings.Builder) {
-	if s.node.Standalone() {
-		return
-	}
-	role := s.node.Role()
-	peer := map[node.Role]string{
-		node.Leading: "leading - broadcast", node.Following: "following - broadcast",
-		node.Observing: "observing - broadcast", node.Looking: "looking",
-	}[role]
-	voters := s.cfg.Participants()
-	fmt.Fprintf(b, "zk_peer_state\t%s\n", peer)
-	// ZooKeeper's quorum_size is the number of voting members.
-	fmt.Fprintf(b, "zk_quorum_size\t%d\n", voters)
-	if role != node.Leading {
-		return
-	}
-	var learners, followers, observers, nonVoting int
-	for _, p := range s.node.Peers() {
-		if !p.Synced {
-			continue
-		}
-		learners++
-		if p.Learner {
-			observers++
-		} else {
-			followers++
-		}
-	}
-	fmt.Fprintf(b, "zk_learners\t%d\n", learners)
-	fmt.Fprintf(b, "zk_synced_followers\t%d\n", followers)
-	fmt.Fprintf(b, "zk_synced_non_voting_followers\t%d\n", nonVoting)
-	fmt.Fprintf(b, "zk_synced_observers\t%d\n", observers)
-	fmt.Fprintf(b, "zk_pending_syncs\t%d\n", 0)
-	last, lo, hi := s.node.ProposalSizes()
-	fmt.Fprintf(b, "zk_last_proposal_size\t%d\n", last)
-	fmt.Fprintf(b, "zk_min_proposal_size\t%d\n", lo)
-	fmt.Fprintf(b, "zk_max_proposal_size\t%d\n", hi)
-}
 
 // attach moves a session to this member through the log and reports
 // whether it is here now (false: it expired meanwhile); an error means the
