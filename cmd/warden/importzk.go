@@ -12,7 +12,6 @@ import (
 	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/internal/tree"
 	"github.com/wardenzk/warden/internal/zkimport"
-	"github.com/wardenzk/warden/server"
 )
 
 // runImportZK is `warden import-zk [-zk-datalogdir dir] [-config zoo.cfg] <zookeeper dataDir> <warden dataDir>`:
@@ -36,16 +35,9 @@ func runImportZK(args []string) error {
 	}
 	src, dst := fs.Arg(0), fs.Arg(1)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	self, members := node.MemberID(0), []node.Member(nil)
-	if *cfgPath != "" {
-		cfg, err := server.LoadConfig(*cfgPath)
-		if err != nil {
-			return err
-		}
-		if err := cfg.Validate(); err != nil {
-			return err
-		}
-		self, members = server.Membership(cfg)
+	self, members, err := membershipOf(*cfgPath)
+	if err != nil {
+		return err
 	}
 
 	snapDir := filepath.Join(dst, "version-2")

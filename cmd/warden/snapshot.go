@@ -5,14 +5,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/node"
 	"github.com/wardenzk/warden/internal/storage"
+	"github.com/wardenzk/warden/server"
 )
 
 const snapshotUsage = `Usage: warden snapshot inspect <file>
        warden snapshot dump <file>
+       warden snapshot restore [-config zoo.cfg] <file> <new dataDir>
 
 Reads a Warden snapshot file (snap-<term>-<index>.snap), read-only, after
 checking its header and checksum.
@@ -21,6 +25,12 @@ checking its header and checksum.
            the number of nodes (by kind) and sessions, and the sizes
   dump     prints the zxid state, every session, then every node: path,
            stat fields, data length and a preview, ACLs
+
+  restore  writes the state of the snapshot file (a backup: a file copied
+           from dataDir/version-2, or the AdminServer's /commands/snapshot)
+           as the first snapshot of a new, empty data directory, for the
+           membership zoo.cfg gives (standalone without -config); run it for
+           every member of a new ensemble, then start them
 
 Damage is reported where it is found.
 `
@@ -31,6 +41,9 @@ func runSnapshot(args []string) error {
 	fs.Usage = func() { fmt.Fprint(fs.Output(), snapshotUsage) }
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 && fs.Arg(0) == "restore" {
+		return runSnapshotRestore(fs.Args()[1:])
 	}
 	if fs.NArg() != 2 || (fs.Arg(0) != "inspect" && fs.Arg(0) != "dump") {
 		fs.Usage()
@@ -79,4 +92,62 @@ func dumpSnapshot(out io.Writer, path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// runSnapshotRestore is `warden snapshot restore [-config zoo.cfg] <file> <dataDir>`.
+func runSnapshotRestore(args []string) error {
+	fs := flag.NewFlagSet("warden snapshot restore", flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "the zoo.cfg the restored server will run with (its server.N lines and myid decide the membership; standalone without it)")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), snapshotUsage) }
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return errors.New("expected: warden snapshot restore [-config zoo.cfg] <file> <new dataDir>")
+	}
+	src, dst := fs.Arg(0), fs.Arg(1)
+	self, members, err := membershipOf(*cfgPath)
+	if err != nil {
+		return err
+	}
+	snapDir := storage.SnapDir(dst)
+	if ents, err := os.ReadDir(snapDir); err == nil && len(ents) > 0 {
+		return fmt.Errorf("restore: %s is not empty: restore into a new data directory", snapDir)
+	}
+	_, body, err := storage.OpenSnapshotFile(storage.OSFS, src)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	f, err := fsm.Restore(fsm.Options{}, body)
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	f.MoveToNewLog()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	meta := node.Bootstrap(self, members)
+	if err := storage.NewSnapshotter(storage.OSFS, snapDir, storage.MinSnapRetain, log).Save(meta, f.WriteSnapshot); err != nil {
+		return fmt.Errorf("restore: writing the snapshot: %w", err)
+	}
+	fmt.Printf("restored %s into %s: %d znodes, %d sessions, zxid %#x\n",
+		src, dst, f.Tree().NodeCount(), len(f.SessionIDs()), int64(f.LastZxid()))
+	return nil
+}
+
+// membershipOf returns the member id and ensemble a zoo.cfg describes;
+// an empty path means a standalone server.
+func membershipOf(cfgPath string) (node.MemberID, []node.Member, error) {
+	if cfgPath == "" {
+		return 0, nil, nil
+	}
+	cfg, err := server.LoadConfig(cfgPath)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return 0, nil, err
+	}
+	self, members := server.Membership(cfg)
+	return self, members, nil
 }

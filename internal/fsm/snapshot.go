@@ -425,6 +425,12 @@ func (sr *snapReader) end() error {
 	return nil
 }
 
+// MoveToNewLog prepares a restored state machine for a new raft log that
+// starts at term 1 (a backup restored into fresh data directories): the
+// zxid epoch stays, and the first write of the new log's first elected
+// term starts the next epoch, so zxids keep growing past the backup's.
+func (f *FSM) MoveToNewLog() { f.lastTerm = 1 }
+
 // Restore reads a snapshot written by WriteSnapshot and returns the state
 // machine it holds. It streams: memory beyond the state itself is one
 // frame (at most 4×opts.MaxBuffer + 4 KiB). Any damage is an error
