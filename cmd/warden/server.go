@@ -12,37 +12,36 @@ import (
 	"github.com/wardenzk/warden/server"
 )
 
-func runServer(args []string) error {
-	fs := flag.NewFlagSet("warden server", flag.ContinueOnError)
+const serverDoc = `Starts a server. zoo.cfg is read as Apache ZooKeeper reads it (and myid from its dataDir);
+without it the server is standalone on 127.0.0.1:2181 with data in ./warden-data.
+`
+
+// serverFlags is ` + "`warden server`" + `.
+func serverFlags(fs *flag.FlagSet) func(args []string) error {
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: warden server [flags] [zoo.cfg]\n\n"+
-			"Starts a server. zoo.cfg is read as Apache ZooKeeper reads it (and myid from its dataDir);\n"+
-			"without it the server is standalone on 127.0.0.1:2181 with data in ./warden-data.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+	return func(args []string) error { return runServer(*level, args) }
+}
+
+func runServer(level string, args []string) error {
 	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		return fmt.Errorf("bad -log-level %q: use debug, info, warn or error", *level)
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("bad -log-level %q: use debug, info, warn or error", level)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 	slog.SetDefault(log)
 
 	cfg := server.DefaultConfig()
 	source := "embedded default"
-	if fs.NArg() > 1 {
-		return fmt.Errorf("expected at most one zoo.cfg, got %s", strings.Join(fs.Args(), " "))
+	if len(args) > 1 {
+		return badUsage("expected at most one zoo.cfg, got %s", strings.Join(args, " "))
 	}
-	if fs.NArg() == 1 {
+	if len(args) == 1 {
 		var err error
-		cfg, err = server.LoadConfig(fs.Arg(0))
+		cfg, err = server.LoadConfig(args[0])
 		if err != nil {
 			return err
 		}
-		source = fs.Arg(0)
+		source = args[0]
 	}
 	for _, w := range cfg.Warnings {
 		log.Warn("config: " + w)
@@ -61,9 +60,4 @@ func runServer(args []string) error {
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
 	return srv.Close()
-}
-
-func runVersion() error {
-	fmt.Println(server.VersionLine())
-	return nil
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,10 +9,7 @@ import (
 	"github.com/wardenzk/warden/internal/storage"
 )
 
-const snapshotUsage = `Usage: warden snapshot inspect <file>
-       warden snapshot dump <file>
-
-Reads a Warden snapshot file (snap-<term>-<index>.snap), read-only, after
+const snapshotDoc = `Reads a Warden snapshot file (snap-<term>-<index>.snap), read-only, after
 checking its header and checksum.
 
   inspect  prints a summary: the raft metadata (index, term), the zxid state,
@@ -25,21 +20,20 @@ checking its header and checksum.
 Damage is reported where it is found.
 `
 
-// runSnapshot is `warden snapshot`.
-func runSnapshot(args []string) error {
-	fs := flag.NewFlagSet("warden snapshot", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), snapshotUsage) }
-	if err := fs.Parse(args); err != nil {
-		return err
+// runSnapshotInspect is `warden snapshot inspect FILE`.
+func runSnapshotInspect(args []string) error {
+	if len(args) != 1 {
+		return badUsage("expected one snapshot file, got %d arguments", len(args))
 	}
-	if fs.NArg() != 2 || (fs.Arg(0) != "inspect" && fs.Arg(0) != "dump") {
-		fs.Usage()
-		return errors.New("expected: warden snapshot inspect|dump <file>")
+	return inspectSnapshot(os.Stdout, args[0])
+}
+
+// runSnapshotDump is `warden snapshot dump FILE`.
+func runSnapshotDump(args []string) error {
+	if len(args) != 1 {
+		return badUsage("expected one snapshot file, got %d arguments", len(args))
 	}
-	if fs.Arg(0) == "inspect" {
-		return inspectSnapshot(os.Stdout, fs.Arg(1))
-	}
-	return dumpSnapshot(os.Stdout, fs.Arg(1))
+	return dumpSnapshot(os.Stdout, args[0])
 }
 
 func inspectSnapshot(out io.Writer, path string) error {

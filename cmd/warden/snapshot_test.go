@@ -60,8 +60,8 @@ func TestSnapshotTool(t *testing.T) {
 			}
 		})
 	}
-	if err := runSnapshot([]string{"peek", path}); err == nil {
-		t.Fatal("unknown subcommand accepted")
+	if code := dispatch([]string{"snapshot", "peek", path}, io.Discard, io.Discard); code != 2 {
+		t.Fatalf("unknown subcommand: exit %d, want 2", code)
 	}
 	if err := inspectSnapshot(io.Discard, filepath.Join(dir, "missing.snap")); err == nil {
 		t.Fatal("missing file accepted")
