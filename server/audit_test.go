@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -160,5 +161,33 @@ func TestAuditLogDefaultsToTheServerLog(t *testing.T) {
 	}
 	if newAuditor(Config{}, nil, slog.Default()) != nil {
 		t.Fatal("audit.enable=false: an auditor")
+	}
+}
+
+// TestAuditLogStartFailure: a server that cannot listen audits a failed
+// serverStart.
+func TestAuditLogStartFailure(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.DataLogDir = cfg.DataDir
+	cfg.ClientPort = busy.Addr().(*net.TCPAddr).Port
+	cfg.AuditEnable = true
+	var buf syncBuffer
+	srv, err := Start(cfg, Options{
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		AuditLogger:   slog.New(slog.NewTextHandler(&buf, nil)),
+		DisableTimers: true,
+	})
+	if err == nil {
+		srv.Close()
+		t.Fatal("started on a busy port")
+	}
+	if got := buf.lines(); len(got) != 1 || !strings.HasSuffix(got[0], " operation=serverStart result=failure") {
+		t.Fatalf("audit log %q, want one serverStart failure", got)
 	}
 }
