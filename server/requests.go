@@ -120,6 +120,7 @@ func (c *conn) propose(r *reply) bool {
 			return
 		}
 		c.stats.lastZxid.Store(int64(out.Zxid))
+		c.srv.audit.request(c, r, out)
 		f := replyFrame(r.xid, int64(out.Zxid), out.Err, out.Resp)
 		if r.closeAfter {
 			c.sendAndClose(f)

@@ -66,6 +66,10 @@ type Options struct {
 	// RaftTick, when set, replaces the raft tick derived from tickTime
 	// (RaftTiming), so in-process ensembles elect in milliseconds.
 	RaftTick time.Duration
+	// AuditLogger receives the audit log when audit.enable is on
+	// (docs/audit.md): records with the message "audit" and ZooKeeper's
+	// fields. nil means Logger with the attribute log=audit.
+	AuditLogger *slog.Logger
 }
 
 // Server is a running Warden server: standalone, or one member of an
@@ -81,6 +85,7 @@ type Server struct {
 	maxQueued int
 	attached  func(session int64) // Options.Attached
 	saslUsers map[string]string
+	audit     *auditor // nil when audit.enable is off
 
 	// node hosts the state machine; its state lock orders reads against
 	// applies. Lock order: the state lock, then wmu, then a conn's outMu.
@@ -175,7 +180,7 @@ func (p *pendingWrites) idle() <-chan struct{} {
 
 // Start validates cfg, listens on its client address and serves until
 // Close.
-func Start(cfg Config, opts Options) (*Server, error) {
+func Start(cfg Config, opts Options) (_ *Server, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -206,6 +211,12 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	if s.maxBuffer <= 0 {
 		s.maxBuffer = wire.DefaultMaxBuffer
 	}
+	s.audit = newAuditor(cfg, opts.AuditLogger, s.log)
+	defer func() {
+		if err != nil {
+			s.audit.server(auditServerStart, auditFailure)
+		}
+	}()
 	s.started = s.now()
 	fsmOpts := fsm.Options{
 		ExtendedTypes:   cfg.ExtendedTypesEnabled,
@@ -268,6 +279,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.wg.Add(1)
 		go s.timerLoop()
 	}
+	s.audit.server(auditServerStart, auditSuccess)
 	s.log.Info("serving", "addr", ln.Addr().String(), "myid", s.id, "mode", s.node.Role().Mode(), "tickTime", cfg.TickTime)
 	return s, nil
 }
@@ -279,6 +291,7 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // waits for the server's goroutines to finish.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.audit.server(auditServerStop, auditInvoked)
 		close(s.closed)
 		s.ln.Close()
 		s.connMu.Lock()
@@ -428,6 +441,7 @@ func (s *Server) applied(e *fsm.Entry, out fsm.Output) {
 	s.stats.commits.Add(1)
 	switch {
 	case out.ClosedSession != 0:
+		s.audit.sessionClosed(out.ClosedSession, out.Changes)
 		s.sessionClosed(out.ClosedSession)
 	case e.Op == wire.OpCreateSession && out.Err == wire.CodeOK:
 		s.sessionCreated(e)

@@ -17,10 +17,7 @@ import (
 	"github.com/wardenzk/warden/internal/bench"
 )
 
-const benchUsage = `Usage: warden bench [flags]
-       warden bench report [flags] result.json...
-
-Load-generates against any ZooKeeper-protocol server and prints throughput
+const benchDoc = `Load-generates against any ZooKeeper-protocol server and prints throughput
 and latency percentiles (HDR histograms); --json writes the full result,
 --plot DIR writes SVG plots. 'warden bench report' turns the results of
 several runs against several servers into a Markdown comparison.
@@ -33,13 +30,10 @@ random order, as ZooKeeper's clients do.
 Workloads (--workload):
 `
 
-func runBench(args []string) error {
-	if len(args) > 0 && args[0] == "report" {
-		return runBenchReport(args[1:])
-	}
+// benchFlags is `warden bench`; `warden bench report` is benchReportFlags.
+func benchFlags(fs *flag.FlagSet) func(args []string) error {
 	def := bench.DefaultConfig()
 	cfg := def
-	fs := flag.NewFlagSet("warden bench", flag.ContinueOnError)
 	fs.StringVar(&cfg.Servers, "servers", def.Servers, "connection string host:port[,host:port...]")
 	fs.StringVar(&cfg.Spread, "spread", def.Spread, "how sessions pick a member of --servers: round-robin (session i starts on member i mod n) or shuffle (the client's random order)")
 	fs.StringVar(&cfg.Workload, "workload", def.Workload, "workload to run (see above)")
@@ -69,28 +63,31 @@ func runBench(args []string) error {
 	plotDir := fs.String("plot", "", "write SVG plots into this directory")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's CPU profile to this file")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), benchUsage)
+		fmt.Fprint(fs.Output(), "Usage: warden bench [flags]\n       warden bench report [flags] result.json...\n\n"+benchDoc)
 		for _, n := range bench.WorkloadNames() {
 			fmt.Fprintf(fs.Output(), "  %-10s %s\n", n, bench.WorkloadDoc(n))
 		}
 		fmt.Fprint(fs.Output(), "\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(args []string) error {
+		return runBench(args, cfg, *ratios, *sizes, *jsonOut, *plotDir, *cpuProfile)
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("bench: unexpected arguments %q", fs.Args())
+}
+
+func runBench(args []string, cfg bench.Config, ratios, sizes, jsonOut, plotDir, cpuProfile string) error {
+	if len(args) > 0 {
+		return badUsage("unexpected arguments %q", args)
 	}
 	var err error
-	if cfg.ReadRatios, err = parseInts(*ratios); err != nil {
+	if cfg.ReadRatios, err = parseInts(ratios); err != nil {
 		return fmt.Errorf("bench: --read-ratios: %w", err)
 	}
-	if cfg.ScaleSizes, err = parseInts(*sizes); err != nil || len(cfg.ScaleSizes) == 0 {
+	if cfg.ScaleSizes, err = parseInts(sizes); err != nil || len(cfg.ScaleSizes) == 0 {
 		return fmt.Errorf("bench: --scale-sizes: need a comma-separated list of counts")
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -109,17 +106,17 @@ func runBench(args []string) error {
 	res, runErr := bench.Run(ctx, cfg, progress)
 	if res != nil {
 		printResult(os.Stdout, res)
-		if *jsonOut != "" {
+		if jsonOut != "" {
 			b, err := json.MarshalIndent(res, "", "  ")
 			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
 				return err
 			}
 		}
-		if *plotDir != "" {
-			if err := bench.WritePlots(*plotDir, []*bench.Result{res}); err != nil {
+		if plotDir != "" {
+			if err := bench.WritePlots(plotDir, []*bench.Result{res}); err != nil {
 				return err
 			}
 		}
@@ -127,18 +124,21 @@ func runBench(args []string) error {
 	return runErr
 }
 
-func runBenchReport(args []string) error {
-	fs := flag.NewFlagSet("warden bench report", flag.ContinueOnError)
+// benchReportFlags is `warden bench report`.
+func benchReportFlags(fs *flag.FlagSet) func(args []string) error {
 	out := fs.String("out", "", "write the Markdown here (default stdout)")
 	plotDir := fs.String("plot", "", "write SVG plots into this directory")
 	plotRef := fs.String("plot-ref", "", "how the Markdown refers to the plot directory (default: --plot)")
 	baseline := fs.String("baseline", "zookeeper", "label ratios are taken against")
 	headline := fs.String("headline", "standalone", "headline ratio table: standalone (the goals), ensemble, or none")
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(args []string) error {
+		return runBenchReport(args, *out, *plotDir, *plotRef, *baseline, *headline)
 	}
+}
+
+func runBenchReport(args []string, out, plotDir, plotRef, baseline, headline string) error {
 	var results []*bench.Result
-	for _, name := range fs.Args() {
+	for _, name := range args {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			return err
@@ -149,34 +149,34 @@ func runBenchReport(args []string) error {
 		}
 		results = append(results, &r)
 	}
-	if *plotDir != "" {
-		if err := bench.WritePlots(*plotDir, results); err != nil {
+	if plotDir != "" {
+		if err := bench.WritePlots(plotDir, results); err != nil {
 			return err
 		}
 	}
-	ref := *plotRef
+	ref := plotRef
 	if ref == "" {
-		ref = *plotDir
+		ref = plotDir
 	}
-	md := bench.Report(results, *baseline, ref)
-	switch *headline {
+	md := bench.Report(results, baseline, ref)
+	switch headline {
 	case "standalone":
-		if h := bench.Headline(results, *baseline); h != "" {
+		if h := bench.Headline(results, baseline); h != "" {
 			md = "## Headline ratios\n\n" + h + "\n## All results\n\n" + md
 		}
 	case "ensemble":
-		if h := bench.EnsembleHeadline(results, *baseline); h != "" {
+		if h := bench.EnsembleHeadline(results, baseline); h != "" {
 			md = "### Ratios\n\n" + h + "\n" + md
 		}
 	case "none":
 	default:
-		return fmt.Errorf("bench report: --headline %q: want standalone, ensemble or none", *headline)
+		return fmt.Errorf("bench report: --headline %q: want standalone, ensemble or none", headline)
 	}
-	if *out == "" {
+	if out == "" {
 		_, err := io.WriteString(os.Stdout, md)
 		return err
 	}
-	return os.WriteFile(*out, []byte(md), 0o644)
+	return os.WriteFile(out, []byte(md), 0o644)
 }
 
 func printResult(w io.Writer, r *bench.Result) {

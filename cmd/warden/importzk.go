@@ -14,28 +14,29 @@ import (
 	"github.com/wardenzk/warden/internal/zkimport"
 )
 
-// runImportZK is `warden import-zk [-zk-datalogdir dir] [-config zoo.cfg] <zookeeper dataDir> <warden dataDir>`:
-// it loads a ZooKeeper data dir as ZooKeeper's start-up would and writes its state as the
-// first snapshot of a new Warden data dir, for the membership zoo.cfg gives (standalone
-// without it).
-func runImportZK(args []string) error {
-	fs := flag.NewFlagSet("import-zk", flag.ContinueOnError)
+const importZKDoc = `Loads an Apache ZooKeeper data directory as ZooKeeper's start-up would and
+writes its state as the first snapshot of a new Warden data directory, for
+the membership -config gives (standalone without it).
+`
+
+// importZKFlags is `warden import-zk [-zk-datalogdir dir] [-config zoo.cfg] <zookeeper dataDir> <warden dataDir>`.
+func importZKFlags(fs *flag.FlagSet) func(args []string) error {
 	logDir := fs.String("zk-datalogdir", "", "ZooKeeper's dataLogDir, when it was set apart from dataDir")
 	cfgPath := fs.String("config", "", "the zoo.cfg the Warden server will run with (its server.N lines and myid decide the membership the data is written for; standalone without it)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: warden import-zk [-zk-datalogdir dir] [-config zoo.cfg] <zookeeper dataDir> <warden dataDir>")
-		fs.PrintDefaults()
+	return func(args []string) error {
+		if len(args) != 2 {
+			return badUsage("want 2 arguments (ZooKeeper's dataDir and a new Warden dataDir), got %d", len(args))
+		}
+		return runImportZK(args[0], args[1], *logDir, *cfgPath)
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 2 {
-		fs.Usage()
-		return fmt.Errorf("import-zk: want 2 arguments, got %d", fs.NArg())
-	}
-	src, dst := fs.Arg(0), fs.Arg(1)
+}
+
+// runImportZK loads a ZooKeeper data dir as ZooKeeper's start-up would and
+// writes its state as the first snapshot of a new Warden data dir, for the
+// membership zoo.cfg gives (standalone without it).
+func runImportZK(src, dst, logDir, cfgPath string) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	self, members, err := membershipOf(*cfgPath)
+	self, members, err := membershipOf(cfgPath)
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func runImportZK(args []string) error {
 	if ents, err := os.ReadDir(snapDir); err == nil && len(ents) > 0 {
 		return fmt.Errorf("import-zk: %s is not empty: import into a new Warden data dir", snapDir)
 	}
-	db, skipped, err := zkimport.Load(zkimport.Dirs{Data: src, Log: *logDir})
+	db, skipped, err := zkimport.Load(zkimport.Dirs{Data: src, Log: logDir})
 	for _, e := range skipped {
 		log.Warn("skipped a damaged ZooKeeper snapshot (an older one is used)", "err", e)
 	}

@@ -8,64 +8,15 @@
 //	warden snapshot|wal       inspect the data and log directories
 //	warden import-zk          migrate an Apache ZooKeeper data directory
 //	warden version            print the version
+//	warden completion         print a bash, zsh or fish completion script
+//	warden help [command]     print the usage of a command
+//
+// The commands are a table (commands.go): every one answers -h on stdout
+// with status 0, takes part in `warden help` and in shell completion.
 package main
 
-import (
-	"fmt"
-	"os"
-)
-
-const usage = `warden — a ZooKeeper-compatible coordination service
-
-Usage:
-  warden server [flags] [zoo.cfg]   start a server; with no zoo.cfg, a standalone server
-                                    on 127.0.0.1:2181 with its data in ./warden-data
-  warden cli [-server h:p,...] [cmd] the shell: zkCli.sh's commands, and more (see docs/cli.md)
-  warden bench [flags]              load-test any ZooKeeper-protocol server (warden bench -h)
-  warden status [-timeout d] [-json] host:port[,host:port...]
-                                    each member's mode, zxid and lag, the leader and
-                                    the quorum (also against Apache ZooKeeper)
-  warden snapshot inspect|dump FILE show a snapshot file
-  warden wal dump DIR               show a write-ahead log
-  warden import-zk ZKDATA WARDENDATA
-                                    migrate an Apache ZooKeeper data directory
-  warden version                    print the version
-
-Run 'warden server -h' for the server's flags.
-`
+import "os"
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
-	}
-	var err error
-	switch os.Args[1] {
-	case "server":
-		err = runServer(os.Args[2:])
-	case "cli":
-		err = runCLI(os.Args[2:])
-	case "bench":
-		err = runBench(os.Args[2:])
-	case "status":
-		err = runStatus(os.Args[2:])
-	case "snapshot":
-		err = runSnapshot(os.Args[2:])
-	case "wal":
-		err = runWAL(os.Args[2:])
-	case "import-zk":
-		err = runImportZK(os.Args[2:])
-	case "version", "-version", "--version":
-		err = runVersion()
-	case "help", "-h", "-help", "--help":
-		fmt.Print(usage)
-		return
-	default:
-		fmt.Fprintf(os.Stderr, "warden: unknown command %q\n\n%s", os.Args[1], usage)
-		os.Exit(2)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "warden: %v\n", err)
-		os.Exit(1)
-	}
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }

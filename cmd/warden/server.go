@@ -12,37 +12,38 @@ import (
 	"github.com/wardenzk/warden/server"
 )
 
-func runServer(args []string) error {
-	fs := flag.NewFlagSet("warden server", flag.ContinueOnError)
+const serverDoc = `Starts a server. zoo.cfg is read as Apache ZooKeeper reads it (and myid from its dataDir);
+without it the server is standalone on 127.0.0.1:2181 with data in ./warden-data.
+`
+
+// serverFlags is `warden server`.
+func serverFlags(fs *flag.FlagSet) func(args []string) error {
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: warden server [flags] [zoo.cfg]\n\n"+
-			"Starts a server. zoo.cfg is read as Apache ZooKeeper reads it (and myid from its dataDir);\n"+
-			"without it the server is standalone on 127.0.0.1:2181 with data in ./warden-data.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+	auditLog := fs.String("audit-log", "", "append the audit log (audit.enable=true in zoo.cfg) to this `file`\n"+
+		"instead of the server's log on stderr, where its records carry log=audit (docs/audit.md)")
+	return func(args []string) error { return runServer(args, *level, *auditLog) }
+}
+
+func runServer(args []string, level, auditLog string) error {
 	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		return fmt.Errorf("bad -log-level %q: use debug, info, warn or error", *level)
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return badUsage("bad -log-level %q: use debug, info, warn or error", level)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 	slog.SetDefault(log)
 
 	cfg := server.DefaultConfig()
 	source := "embedded default"
-	if fs.NArg() > 1 {
-		return fmt.Errorf("expected at most one zoo.cfg, got %s", strings.Join(fs.Args(), " "))
+	if len(args) > 1 {
+		return badUsage("expected at most one zoo.cfg, got %s", strings.Join(args, " "))
 	}
-	if fs.NArg() == 1 {
+	if len(args) == 1 {
 		var err error
-		cfg, err = server.LoadConfig(fs.Arg(0))
+		cfg, err = server.LoadConfig(args[0])
 		if err != nil {
 			return err
 		}
-		source = fs.Arg(0)
+		source = args[0]
 	}
 	for _, w := range cfg.Warnings {
 		log.Warn("config: " + w)
@@ -50,7 +51,19 @@ func runServer(args []string) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create dataDir: %w", err)
 	}
-	srv, err := server.Start(cfg, server.Options{Logger: log})
+	opts := server.Options{Logger: log}
+	if auditLog != "" {
+		if !cfg.AuditEnable {
+			log.Warn("-audit-log is set but audit.enable is not true in zoo.cfg: nothing will be audited")
+		}
+		f, err := os.OpenFile(auditLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err != nil {
+			return fmt.Errorf("open the audit log: %w (check -audit-log's directory and permissions)", err)
+		}
+		defer f.Close()
+		opts.AuditLogger = slog.New(slog.NewTextHandler(f, nil))
+	}
+	srv, err := server.Start(cfg, opts)
 	if err != nil {
 		return err
 	}
@@ -61,9 +74,4 @@ func runServer(args []string) error {
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
 	return srv.Close()
-}
-
-func runVersion() error {
-	fmt.Println(server.VersionLine())
-	return nil
 }

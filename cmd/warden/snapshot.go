@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,11 +13,7 @@ import (
 	"github.com/wardenzk/warden/server"
 )
 
-const snapshotUsage = `Usage: warden snapshot inspect <file>
-       warden snapshot dump <file>
-       warden snapshot restore [-config zoo.cfg] <file> <new dataDir>
-
-Reads a Warden snapshot file (snap-<term>-<index>.snap), read-only, after
+const snapshotDoc = `Reads a Warden snapshot file (snap-<term>-<index>.snap), read-only, after
 checking its header and checksum.
 
   inspect  prints a summary: the raft metadata (index, term), the zxid state,
@@ -26,33 +21,29 @@ checking its header and checksum.
   dump     prints the zxid state, every session, then every node: path,
            stat fields, data length and a preview, ACLs
 
-  restore  writes the state of the snapshot file (a backup: a file copied
+  restore  writes the state of a snapshot file (a backup: a file copied
            from dataDir/version-2, or the AdminServer's /commands/snapshot)
            as the first snapshot of a new, empty data directory, for the
-           membership zoo.cfg gives (standalone without -config); run it for
+           membership -config gives (standalone without it); run it for
            every member of a new ensemble, then start them
 
 Damage is reported where it is found.
 `
 
-// runSnapshot is `warden snapshot`.
-func runSnapshot(args []string) error {
-	fs := flag.NewFlagSet("warden snapshot", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), snapshotUsage) }
-	if err := fs.Parse(args); err != nil {
-		return err
+// runSnapshotInspect is `warden snapshot inspect FILE`.
+func runSnapshotInspect(args []string) error {
+	if len(args) != 1 {
+		return badUsage("expected one snapshot file, got %d arguments", len(args))
 	}
-	if fs.NArg() > 0 && fs.Arg(0) == "restore" {
-		return runSnapshotRestore(fs.Args()[1:])
+	return inspectSnapshot(os.Stdout, args[0])
+}
+
+// runSnapshotDump is `warden snapshot dump FILE`.
+func runSnapshotDump(args []string) error {
+	if len(args) != 1 {
+		return badUsage("expected one snapshot file, got %d arguments", len(args))
 	}
-	if fs.NArg() != 2 || (fs.Arg(0) != "inspect" && fs.Arg(0) != "dump") {
-		fs.Usage()
-		return errors.New("expected: warden snapshot inspect|dump <file>")
-	}
-	if fs.Arg(0) == "inspect" {
-		return inspectSnapshot(os.Stdout, fs.Arg(1))
-	}
-	return dumpSnapshot(os.Stdout, fs.Arg(1))
+	return dumpSnapshot(os.Stdout, args[0])
 }
 
 func inspectSnapshot(out io.Writer, path string) error {
@@ -94,20 +85,22 @@ func dumpSnapshot(out io.Writer, path string) error {
 	return nil
 }
 
-// runSnapshotRestore is `warden snapshot restore [-config zoo.cfg] <file> <dataDir>`.
-func runSnapshotRestore(args []string) error {
-	fs := flag.NewFlagSet("warden snapshot restore", flag.ContinueOnError)
+// snapshotRestoreFlags is `warden snapshot restore [-config zoo.cfg] FILE DATADIR`.
+func snapshotRestoreFlags(fs *flag.FlagSet) func(args []string) error {
 	cfgPath := fs.String("config", "", "the zoo.cfg the restored server will run with (its server.N lines and myid decide the membership; standalone without it)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), snapshotUsage) }
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(args []string) error {
+		if len(args) != 2 {
+			return badUsage("expected a snapshot file and a new data directory, got %d arguments", len(args))
+		}
+		return restoreSnapshot(args[0], args[1], *cfgPath)
 	}
-	if fs.NArg() != 2 {
-		fs.Usage()
-		return errors.New("expected: warden snapshot restore [-config zoo.cfg] <file> <new dataDir>")
-	}
-	src, dst := fs.Arg(0), fs.Arg(1)
-	self, members, err := membershipOf(*cfgPath)
+}
+
+// restoreSnapshot writes the state of the snapshot file src as the first
+// snapshot of the new data directory dst, for the membership cfgPath's
+// zoo.cfg gives (standalone when empty).
+func restoreSnapshot(src, dst, cfgPath string) error {
+	self, members, err := membershipOf(cfgPath)
 	if err != nil {
 		return err
 	}

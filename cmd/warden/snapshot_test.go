@@ -66,8 +66,8 @@ func TestSnapshotTool(t *testing.T) {
 			}
 		})
 	}
-	if err := runSnapshot([]string{"peek", path}); err == nil {
-		t.Fatal("unknown subcommand accepted")
+	if code := dispatch([]string{"snapshot", "peek", path}, io.Discard, io.Discard); code != 2 {
+		t.Fatalf("unknown subcommand: exit %d, want 2", code)
 	}
 	if err := inspectSnapshot(io.Discard, filepath.Join(dir, "missing.snap")); err == nil {
 		t.Fatal("missing file accepted")
@@ -91,10 +91,10 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 	backup := filepath.Join(dir, "snap-0000000000000003-0000000000000028.snap")
 	data := filepath.Join(t.TempDir(), "restored")
-	if err := runSnapshotRestore([]string{backup, data}); err != nil {
+	if err := restoreSnapshot(backup, data, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := runSnapshotRestore([]string{backup, data}); err == nil || !strings.Contains(err.Error(), "not empty") {
+	if err := restoreSnapshot(backup, data, ""); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("restore into a used data directory: err = %v, want 'not empty'", err)
 	}
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,25 +9,18 @@ import (
 	"github.com/wardenzk/warden/internal/storage"
 )
 
-const walUsage = `Usage: warden wal dump <dir>
-
-Prints every record of a write-ahead log, read-only: its offset, type, and
+const walDoc = `Prints every record of a write-ahead log, read-only: its offset, type, and
 for entries the index, term, entry type and data size; hard states; snapshot
 markers. <dir> is the WAL directory itself or a dataLogDir (whose
 version-2/wal is then read). Damage is reported where it is found.
 `
 
-func runWAL(args []string) error {
-	fs := flag.NewFlagSet("warden wal", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), walUsage) }
-	if err := fs.Parse(args); err != nil {
-		return err
+// runWALDump is `warden wal dump DIR`.
+func runWALDump(args []string) error {
+	if len(args) != 1 {
+		return badUsage("expected one directory, got %d arguments", len(args))
 	}
-	if fs.NArg() != 2 || fs.Arg(0) != "dump" {
-		fs.Usage()
-		return errors.New("expected: warden wal dump <dir>")
-	}
-	return dumpWAL(os.Stdout, walDir(fs.Arg(1)))
+	return dumpWAL(os.Stdout, walDir(args[0]))
 }
 
 // walDir accepts a dataLogDir as well as the WAL directory inside it.

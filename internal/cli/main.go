@@ -15,12 +15,11 @@ import (
 	"time"
 )
 
-const mainUsage = `Usage:
+// Usage is `warden cli`'s synopsis; the flags follow it in the help.
+const Usage = `Usage:
   warden cli [flags]                     interactive shell
   warden cli [flags] <command> [args]    run one command and exit
   warden cli [flags] -c <file>           run a script ("-" for stdin)
-
-Flags:
 `
 
 // multiFlag collects a repeatable string flag.
@@ -35,36 +34,56 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, version string) int {
 	fs := flag.NewFlagSet("warden cli", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, mainUsage); fs.PrintDefaults() }
-	servers := fs.String("server", "127.0.0.1:2181", "servers to connect to, `host:port,...[/chroot]`")
-	timeout := fs.String("timeout", "30000", "session timeout: milliseconds, or a Go duration such as 10s")
-	var auth multiFlag
-	fs.Var(&auth, "auth", "authenticate as `scheme:credentials` (repeatable), e.g. digest:alice:secret")
-	script := fs.String("c", "", "run the commands of `file` (\"-\": stdin), stopping at the first failure")
-	history := fs.String("history", defaultHistory(), "history `file` of the interactive shell (\"\": none)")
+	fs.Usage = func() { fmt.Fprint(stderr, Usage+"\nFlags:\n"); fs.PrintDefaults() }
+	run := Flags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
 		}
 		return 2
 	}
-	d, err := parseTimeout(*timeout)
+	return run(fs.Args(), stdin, stdout, stderr, version)
+}
+
+// Flags defines `warden cli`'s flags on fs and returns the function that
+// runs the shell once fs has parsed them: args are the arguments left
+// after the flags (a command and its arguments, or none), and the result
+// is the exit status. It lets cmd/warden parse the flags itself, for its
+// help and shell completion.
+func Flags(fs *flag.FlagSet) func(args []string, stdin io.Reader, stdout, stderr io.Writer, version string) int {
+	f := &mainFlags{}
+	fs.StringVar(&f.servers, "server", "127.0.0.1:2181", "servers to connect to, `host:port,...[/chroot]`")
+	fs.StringVar(&f.timeout, "timeout", "30000", "session timeout: milliseconds, or a Go duration such as 10s")
+	fs.Var(&f.auth, "auth", "authenticate as `scheme:credentials` (repeatable), e.g. digest:alice:secret")
+	fs.StringVar(&f.script, "c", "", "run the commands of `file` (\"-\": stdin), stopping at the first failure")
+	fs.StringVar(&f.history, "history", defaultHistory(), "history `file` of the interactive shell (\"\": none)")
+	return f.run
+}
+
+// mainFlags are the values of `warden cli`'s flags.
+type mainFlags struct {
+	servers, timeout, script, history string
+	auth                              multiFlag
+}
+
+func (f *mainFlags) run(args []string, stdin io.Reader, stdout, stderr io.Writer, version string) int {
+	d, err := parseTimeout(f.timeout)
 	if err != nil {
-		fmt.Fprintf(stderr, "warden cli: -timeout %q: %v\n", *timeout, err)
+		fmt.Fprintf(stderr, "warden cli: -timeout %q: %v\n", f.timeout, err)
 		return 2
 	}
 	sh := New(Config{
-		Servers: *servers, Timeout: d, Auth: auth, Out: stdout, Err: stderr,
+		Servers: f.servers, Timeout: d, Auth: f.auth, Out: stdout, Err: stderr,
 		Color: isTerminal(stdout) && os.Getenv("NO_COLOR") == "", Version: version,
 	})
 	defer sh.Close()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	interactive := fs.NArg() == 0 && *script == "" && isTerminal(stdin)
+	interactive := len(args) == 0 && f.script == "" && isTerminal(stdin)
 	if interactive {
 		sh.sessionEvents = true
-		fmt.Fprintf(stdout, "Connecting to %s\n", *servers)
+		fmt.Fprintf(stdout, "Connecting to %s\n", f.servers)
 	}
 	if err := sh.Connect(ctx, ""); err != nil {
 		fmt.Fprintln(stderr, err)
@@ -73,12 +92,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, version stri
 		}
 	}
 	switch {
-	case fs.NArg() > 0:
-		return exitStatus(sh.Run(ctx, fs.Args()))
-	case *script != "":
+	case len(args) > 0:
+		return exitStatus(sh.Run(ctx, args))
+	case f.script != "":
 		r := stdin
-		if *script != "-" {
-			f, err := os.Open(*script)
+		if f.script != "-" {
+			f, err := os.Open(f.script)
 			if err != nil {
 				fmt.Fprintln(stderr, err)
 				return ExitFailed
@@ -89,7 +108,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, version stri
 		return exitStatus(sh.Script(ctx, r))
 	case interactive:
 		stop() // Ctrl-C belongs to the line editor (and to watch/lock/elect)
-		return exitStatus(sh.Interactive(*history))
+		return exitStatus(sh.Interactive(f.history))
 	default:
 		return exitStatus(sh.lines(ctx, stdin))
 	}

@@ -121,6 +121,10 @@ type Config struct {
 	// ReadOnlyModeEnabled lets a partitioned server serve read-only clients
 	// (readonlymode.enabled; default false).
 	ReadOnlyModeEnabled bool
+	// AuditEnable turns on the audit log: one line for every state-changing
+	// client request, as ZooKeeper 3.6+ writes (audit.enable; default
+	// false; docs/audit.md).
+	AuditEnable bool
 
 	// SkipACL disables every ACL check (skipACL; "yes" enables, anything
 	// else is no; default no).

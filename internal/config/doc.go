@@ -42,7 +42,7 @@
 //     ZooKeeper would silently use the default for system properties).
 //   - QuorumPeerConfig booleans (standaloneEnabled, reconfigEnabled,
 //     localSessionsEnabled, ...) must be true or false.
-//   - System-property booleans (extendedTypesEnabled, readonlymode.enabled,
+//   - System-property booleans (extendedTypesEnabled, readonlymode.enabled, audit.enable,
 //     admin.enableServer, enforce.auth.enabled, ...) are true only for
 //     "true"; other values read as false with a warning.
 //   - skipACL is on only for "yes"; forceSync is off only for "no". Any

@@ -84,6 +84,7 @@ var keySetters = map[string]setter{
 	"znode.container.maxPerMinute":           decodeIntKey(func(c *Config) *int { return &c.ContainerMaxPerMinute }),
 	"znode.container.maxNeverUsedIntervalMs": decodeLongKey(func(c *Config) *int64 { return &c.ContainerMaxNeverUsedIntervalMs }),
 	"readonlymode.enabled":                   javaBoolKey(func(c *Config) *bool { return &c.ReadOnlyModeEnabled }),
+	"audit.enable":                           javaBoolKey(func(c *Config) *bool { return &c.AuditEnable }),
 
 	"skipACL":                                  yesKey(func(c *Config) *bool { return &c.SkipACL }),
 	"DigestAuthenticationProvider.enabled":     javaBoolKey(func(c *Config) *bool { return &c.DigestAuthEnabled }),
@@ -130,7 +131,7 @@ var acceptedKeys = setOf(
 	"request_throttle_drop_stale", "request_stale_latency_check", "request_stale_connection_check",
 	"request_throttler.shutdownTimeout", "advancedFlowControlEnabled", "enableEagerACLCheck",
 	"maxConcurrentSnapSyncs", "maxConcurrentDiffSyncs", "digest.enabled",
-	"snapshot.compression.method", "snapshot.trust.empty", "audit.enable", "audit.impl.class",
+	"snapshot.compression.method", "snapshot.trust.empty", "audit.impl.class",
 	"largeRequestMaxBytes", "largeRequestThreshold", "outstandingHandshake.limit",
 	"learner.asyncSending", "learner.closeSocketAsync", "leader.closeSocketAsync",
 	"forward_learner_requests_to_commit_processor_disabled", "serializeLastProcessedZxid.enabled",

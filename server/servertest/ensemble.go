@@ -89,6 +89,12 @@ func WithMemberConfig(f func(*server.Config)) EnsembleOption {
 	return func(s *ensembleSettings) { s.config = f }
 }
 
+// WithLogger sends the members' logs to l, each record with the
+// attribute myid.
+func WithLogger(l *slog.Logger) EnsembleOption {
+	return func(s *ensembleSettings) { s.logger = l }
+}
+
 // WithLogs sends the members' logs to stderr (for debugging a test).
 func WithLogs() EnsembleOption {
 	return func(s *ensembleSettings) {
