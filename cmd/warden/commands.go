@@ -69,7 +69,7 @@ func init() {
 				doc: snapshotDoc, setup: noFlags(runSnapshotInspect)},
 			{name: "dump", args: "FILE", summary: "print a snapshot's sessions and every node",
 				doc: snapshotDoc, setup: noFlags(runSnapshotDump)},
-			{name: "restore", args: "[-config zoo.cfg] FILE DATADIR", summary: "write a backup snapshot as the first snapshot of a new data directory",
+			{name: "restore", args: "[flags] FILE DATADIR", summary: "write a backup snapshot as the first snapshot of a new data directory",
 				doc: snapshotDoc, setup: snapshotRestoreFlags},
 		}},
 		{name: "wal", args: "dump DIR", summary: "show a write-ahead log", subs: []*command{

@@ -193,7 +193,7 @@ func TestCompletionBash(t *testing.T) {
 		want  string
 	}{
 		{"warden s", 1, "server status snapshot"},
-		{"warden snapshot ''", 2, "inspect dump"},
+		{"warden snapshot ''", 2, "inspect dump restore"},
 		{"warden bench report -p", 3, "-plot -plot-ref"},
 		{"warden status -j", 2, "-json"},
 		{"warden cli -server h:1 ''", 3, ""},
