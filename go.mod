@@ -16,4 +16,13 @@ require (
 	google.golang.org/protobuf v1.36.11
 )
 
-require github.com/rivo/uniseg v0.4.7 // indirect
+require (
+	github.com/chromedp/cdproto v0.0.0-20260321001828-e3e3800016bc // indirect
+	github.com/chromedp/chromedp v0.15.1 // indirect
+	github.com/chromedp/sysutil v1.1.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260214004413-d219187c3433 // indirect
+	github.com/gobwas/httphead v0.1.0 // indirect
+	github.com/gobwas/pool v0.2.1 // indirect
+	github.com/gobwas/ws v1.4.0 // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+)
