@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,26 +35,14 @@ type fixture struct {
 	c   *Console
 	web *httptest.Server
 	zk  *client.Conn
-	now *fakeNow
-}
-
-// fakeNow is a settable clock for the console.
-type fakeNow struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (f *fakeNow) Now() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.t }
-func (f *fakeNow) Advance(d time.Duration) {
-	f.mu.Lock()
-	f.t = f.t.Add(d)
-	f.mu.Unlock()
+	// now is the clock of the server and the console.
+	now *servertest.Clock
 }
 
 func newFixture(t *testing.T, opts Options) *fixture {
 	t.Helper()
 	srv := servertest.Start(t)
-	now := &fakeNow{t: time.Unix(1_800_000_000, 0)}
+	now := srv.Clock
 	opts.SampleInterval = -1
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if opts.Now == nil {

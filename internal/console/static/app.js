@@ -128,7 +128,7 @@
     row.append(toggle, name);
     if (node.ephemeral) row.append(el("span", "ephemeral", "tag"));
     if (node.locked) row.append(el("span", "no access", "tag locked"));
-    if (node.numChildren > 0) row.append(el("span", String(node.numChildren), "tag"));
+    if (node.numChildren > 0) row.append(el("span", String(node.numChildren), "tag count"));
     li.append(row);
     toggle.addEventListener("click", () => toggleItem(li, toggle));
     name.addEventListener("click", () => selectNode(node.path, name));
@@ -194,7 +194,7 @@
   async function initTree() {
     const tree = $("tree");
     tree.textContent = "";
-    const root = treeItem({ name: "/", path: "/", numChildren: 1 });
+    const root = treeItem({ name: "/", path: "/", numChildren: -1 });
     tree.append(root);
     await expand(root, root.querySelector(".toggle"));
   }
@@ -273,15 +273,20 @@
   }
 
   // Editing.
+  function editing(on) {
+    $("editor").hidden = !on;
+    $("node-data").hidden = on || !state.node.data;
+    $("formats").hidden = on || !state.node.data;
+  }
   $("edit-btn").addEventListener("click", () => {
     const d = state.node.data;
     $("edit-text").value = d && d.text !== null ? d.text : "";
     $("edit-version").textContent = "version " + state.node.stat.version + (d && d.text === null ? " · binary data is replaced by the text you save" : "");
     $("create").hidden = true;
-    $("editor").hidden = false;
+    editing(true);
     $("edit-text").focus();
   });
-  $("cancel-btn").addEventListener("click", () => { $("editor").hidden = true; });
+  $("cancel-btn").addEventListener("click", () => editing(false));
   $("editor").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const path = state.node.path;
@@ -297,7 +302,7 @@
     $("create-parent").textContent = state.node.path;
     $("create-name").value = "";
     $("create-data").value = "";
-    $("editor").hidden = true;
+    editing(false);
     $("create").hidden = false;
     $("create-name").focus();
   });
@@ -425,9 +430,9 @@
   $("ensemble-refresh").addEventListener("click", loadEnsemble);
 
   // ---- charts ----
-  function tile(k, v) {
+  function tile(k, v, cls) {
     const d = el("div", null, "tile");
-    d.append(el("div", v, "v"), el("div", k, "k"));
+    d.append(el("div", v, "v" + (cls ? " " + cls : "")), el("div", k, "k"));
     return d;
   }
 
@@ -439,14 +444,16 @@
       tiles.textContent = "";
       tiles.append(tile("mode", m.server_state), tile("znodes", m.znode_count), tile("sessions", m.global_sessions),
         tile("connections", m.num_alive_connections), tile("watches", m.watch_count),
-        tile("outstanding", m.outstanding_requests), tile("last zxid", "0x" + Number(m.last_processed_zxid).toString(16)));
+        tile("outstanding", m.outstanding_requests), tile("avg latency", m.avg_latency + " ms"),
+        tile("last zxid", "0x" + Number(m.last_processed_zxid).toString(16), "small"));
       const s = r.samples;
       const times = s.map((x) => x.t);
-      const spanMs = Math.max(r.intervalMs * Math.max(s.length, 30), 60000);
-      $("charts-note").textContent = "sampled every " + (r.intervalMs / 1000) + " s · " + s.length + " points";
+      const every = s.length > 1 ? (times[times.length - 1] - times[0]) / (s.length - 1) : r.intervalMs;
+      const spanMs = Math.max(times.length ? times[times.length - 1] - times[0] : 0, 60000);
+      $("charts-note").textContent = s.length ? "last " + Math.round(spanMs / 60000) + " min · a point every " + (every / 1000).toFixed(1).replace(/\.0$/, "") + " s" : "collecting the first samples…";
       WardenCharts.line($("chart-rps"), { times: times, spanMs: spanMs, series: [
-        { name: "received", color: "#2457c5", values: s.map((x) => x.rps), fill: true },
-        { name: "sent", color: "#7a8599", values: s.map((x) => x.sps) }] });
+        { name: "sent", color: "#9aa5b8", values: s.map((x) => x.sps), dash: true },
+        { name: "received", color: "#2457c5", values: s.map((x) => x.rps), fill: true }] });
       WardenCharts.line($("chart-latency"), { times: times, spanMs: spanMs, series: [
         { name: "avg", color: "#127a3e", values: s.map((x) => x.avgLatency), fill: true },
         { name: "max", color: "#b45309", values: s.map((x) => x.maxLatency) }] });

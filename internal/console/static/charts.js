@@ -16,8 +16,8 @@
   function fmt(v) {
     if (v >= 1e6) return (v / 1e6).toFixed(1).replace(/\.0$/, "") + "M";
     if (v >= 1e3) return (v / 1e3).toFixed(1).replace(/\.0$/, "") + "k";
-    if (v >= 10 || v === 0) return String(Math.round(v));
-    return v.toFixed(1);
+    if (v >= 10 || Number.isInteger(v)) return String(Math.round(v));
+    return String(Number(v.toFixed(2)));
   }
 
   function ago(ms) {
@@ -45,17 +45,20 @@
     let ymax = 0;
     for (const s of spec.series) for (const v of s.values) if (v > ymax) ymax = v;
     ymax = niceMax(ymax);
+    // Steps of 1, 2 or 5 units: five divisions for 1 and 5, four for 2.
+    const mant = ymax / Math.pow(10, Math.floor(Math.log10(ymax)));
+    const divs = Math.round(mant) === 2 ? 4 : 5;
 
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "middle";
     g.lineWidth = 1;
     // Grid and y labels.
-    for (let i = 0; i <= 4; i++) {
-      const y = top + ph - (ph * i) / 4;
+    for (let i = 0; i <= divs; i++) {
+      const y = top + ph - (ph * i) / divs;
       g.strokeStyle = i === 0 ? "#c9ced6" : "#eef0f3";
       g.beginPath(); g.moveTo(left, Math.round(y) + 0.5); g.lineTo(left + pw, Math.round(y) + 0.5); g.stroke();
       g.fillStyle = "#6b7280"; g.textAlign = "right";
-      g.fillText(fmt((ymax * i) / 4), left - 6, y);
+      g.fillText(fmt((ymax * i) / divs), left - 6, y);
     }
     // X labels: five ticks across the span.
     g.textAlign = "center"; g.textBaseline = "top";
@@ -70,6 +73,7 @@
     g.beginPath(); g.rect(left, top - 1, pw, ph + 2); g.clip();
     for (const s of spec.series) {
       g.strokeStyle = s.color; g.lineWidth = 2; g.lineJoin = "round";
+      g.setLineDash(s.dash ? [5, 4] : []);
       g.beginPath();
       let started = false;
       for (let i = 0; i < times.length; i++) {
@@ -77,6 +81,7 @@
         if (!started) { g.moveTo(x, y); started = true; } else { g.lineTo(x, y); }
       }
       g.stroke();
+      g.setLineDash([]);
       if (s.fill && times.length > 1) {
         g.lineTo(xOf(times[times.length - 1]), top + ph);
         g.lineTo(xOf(times[0]), top + ph);
