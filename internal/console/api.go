@@ -545,6 +545,9 @@ type sessionView struct {
 	ChildWatches      []string `json:"childWatches"`
 	PersistentWatches []string `json:"persistentWatches"`
 	RecursiveWatches  []string `json:"recursiveWatches"`
+	// Console names the console's own sessions: "anonymous" or the
+	// logged-in user; "" for every other client.
+	Console string `json:"console,omitempty"`
 }
 
 func nonNil(s []string) []string {
@@ -556,12 +559,14 @@ func nonNil(s []string) []string {
 
 func (c *Console) handleSessions(w http.ResponseWriter, r *http.Request) {
 	now := c.opts.Now()
+	own := c.pool.owners()
 	out := []sessionView{}
 	for _, s := range c.srv.Sessions() {
 		v := sessionView{
 			ID: hex64(s.ID), TimeoutMs: s.Timeout.Milliseconds(), Owner: s.Owner, Local: s.Local, Remote: s.Remote,
 			Ephemerals: nonNil(s.Ephemerals), DataWatches: nonNil(s.DataWatches), ChildWatches: nonNil(s.ChildWatches),
 			PersistentWatches: nonNil(s.PersistentWatches), RecursiveWatches: nonNil(s.RecursiveWatches),
+			Console: own[s.ID],
 		}
 		if s.Local && !s.ExpireAt.IsZero() {
 			ms := max(s.ExpireAt.Sub(now).Milliseconds(), 0)

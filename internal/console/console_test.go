@@ -544,6 +544,22 @@ func TestSessionsShowEphemeralsAndWatches(t *testing.T) {
 		!slices.Equal(s.ChildWatches, []string{"/"}) || s.TimeoutMs <= 0 || s.Remote == "" || !s.Local || s.ExpiresInMs == nil {
 		t.Errorf("session %+v", s)
 	}
+
+	// The console's own sessions are named.
+	b := f.browser()
+	b.login("alice", "secret")
+	f.browser().do("GET", "api/children?path=/", nil, nil)
+	b.do("GET", "api/sessions", nil, &r)
+	var own []string
+	for _, s := range r.Sessions {
+		if s.Console != "" {
+			own = append(own, s.Console)
+		}
+	}
+	slices.Sort(own)
+	if !slices.Equal(own, []string{"alice", "anonymous"}) {
+		t.Errorf("console sessions %v, want alice and anonymous", own)
+	}
 }
 
 func TestEnsembleStandalone(t *testing.T) {
@@ -733,4 +749,24 @@ func TestCheckPath(t *testing.T) {
 			t.Errorf("checkPath(%q) = %v", p, err)
 		}
 	}
+}
+
+func TestSamplerRunsUntilClose(t *testing.T) {
+	srv := servertest.Start(t)
+	c := New(srv.Server, Options{SampleInterval: 5 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	deadline := time.Now().Add(wait)
+	for {
+		c.histMu.Lock()
+		n := len(c.hist.samples)
+		c.histMu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d samples after %v", n, wait)
+		}
+		time.Sleep(5 * time.Millisecond) // polling, bounded by deadline
+	}
+	c.Close() // goleak (TestMain) checks the sampler stopped
+	c.Close() // and that Close may be called twice
 }

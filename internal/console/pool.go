@@ -209,6 +209,23 @@ func (p *pool) removeLocked(l *login) []*client.Conn {
 	return nil
 }
 
+// owners names the console's own sessions, by session id: "anonymous"
+// for the shared one, the user for a login.
+func (p *pool) owners() map[int64]string {
+	out := map[int64]string{}
+	p.worldMu.Lock()
+	if p.world != nil {
+		out[p.world.SessionID()] = "anonymous"
+	}
+	p.worldMu.Unlock()
+	p.mu.Lock()
+	for _, l := range p.logins {
+		out[l.conn.SessionID()] = l.user
+	}
+	p.mu.Unlock()
+	return out
+}
+
 // count is the number of logins in the pool.
 func (p *pool) count() int {
 	p.mu.Lock()

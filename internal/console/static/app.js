@@ -395,8 +395,9 @@
         eph.append(plist([["", s.ephemerals]]));
         const w = el("td");
         w.append(plist([["data", s.dataWatches], ["child", s.childWatches], ["persistent", s.persistentWatches], ["recursive", s.recursiveWatches]]));
-        tr.append(el("td", s.id, "mono"), el("td", (s.timeoutMs / 1000) + " s"), el("td", s.owner),
-          el("td", s.remote || "—", "mono"), el("td", s.expiresInMs === null ? "—" : (s.expiresInMs / 1000).toFixed(1) + " s"), eph, w);
+        const remote = el("td", s.remote || "—", "mono");
+        if (s.console) remote.append(el("span", " console: " + s.console, "tag"));
+        tr.append(el("td", s.id, "mono"), el("td", (s.timeoutMs / 1000) + " s"), el("td", s.owner), remote, el("td", s.expiresInMs === null ? "—" : (s.expiresInMs / 1000).toFixed(1) + " s"), eph, w);
         tb.append(tr);
       }
     } catch (e) { fail(e); }
@@ -442,7 +443,7 @@
       const m = r.monitor;
       const tiles = $("tiles");
       tiles.textContent = "";
-      tiles.append(tile("mode", m.server_state), tile("znodes", m.znode_count), tile("sessions", m.global_sessions),
+      tiles.append(tile("mode", m.server_state, "small"), tile("znodes", m.znode_count), tile("sessions", m.global_sessions),
         tile("connections", m.num_alive_connections), tile("watches", m.watch_count),
         tile("outstanding", m.outstanding_requests), tile("avg latency", m.avg_latency + " ms"),
         tile("last zxid", "0x" + Number(m.last_processed_zxid).toString(16), "small"));
