@@ -24,7 +24,7 @@ const (
 	DefaultPrefix           = "/ui/"
 	DefaultSampleInterval   = 2 * time.Second
 	DefaultHistory          = 150 // five minutes at DefaultSampleInterval
-	DefaultMaxLogins        = 64
+	DefaultMaxLogins        = 16
 	DefaultLoginIdle        = 15 * time.Minute
 	DefaultSearchMaxNodes   = 10000
 	DefaultSearchMaxMatches = 200
@@ -59,7 +59,9 @@ type Options struct {
 	// History is how many samples the charts keep (default 150).
 	History int
 	// MaxLogins bounds the logged-in viewers, each holding a ZooKeeper
-	// session (default 64); past it the least recently used login ends.
+	// session (default 16); past it the least recently used login ends.
+	// The console's sessions all come from the address it dials, so they
+	// count against that address's maxClientCnxns (60 by default).
 	MaxLogins int
 	// LoginIdle ends a login unused for this long (default 15m).
 	LoginIdle time.Duration
