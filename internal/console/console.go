@@ -3,6 +3,7 @@ package console
 import (
 	"embed"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -270,19 +271,34 @@ func (c *Console) routes() {
 		m.Handle("GET "+p+f, files)
 	}
 	api := p + "api/"
-	m.HandleFunc("GET "+api+"me", c.handleMe)
-	m.HandleFunc("POST "+api+"login", c.handleLogin)
-	m.HandleFunc("POST "+api+"logout", c.handleLogout)
-	m.HandleFunc("GET "+api+"children", c.handleChildren)
-	m.HandleFunc("GET "+api+"node", c.handleGetNode)
-	m.HandleFunc("PUT "+api+"node", c.write(c.handleSetNode))
-	m.HandleFunc("POST "+api+"node", c.write(c.handleCreateNode))
-	m.HandleFunc("DELETE "+api+"node", c.write(c.handleDeleteNode))
-	m.HandleFunc("GET "+api+"search", c.handleSearch)
-	m.HandleFunc("GET "+api+"sessions", c.handleSessions)
-	m.HandleFunc("GET "+api+"ensemble", c.handleEnsemble)
-	m.HandleFunc("GET "+api+"stats", c.handleStats)
+	endpoints := []struct {
+		method, name string
+		h            http.HandlerFunc
+	}{
+		{"GET", "me", c.handleMe},
+		{"POST", "login", c.handleLogin},
+		{"POST", "logout", c.handleLogout},
+		{"GET", "children", c.handleChildren},
+		{"GET", "node", c.handleGetNode},
+		{"PUT", "node", c.write(c.handleSetNode)},
+		{"POST", "node", c.write(c.handleCreateNode)},
+		{"DELETE", "node", c.write(c.handleDeleteNode)},
+		{"GET", "search", c.handleSearch},
+		{"GET", "sessions", c.handleSessions},
+		{"GET", "ensemble", c.handleEnsemble},
+		{"GET", "stats", c.handleStats},
+	}
+	allowed := map[string][]string{}
+	for _, e := range endpoints {
+		m.HandleFunc(e.method+" "+api+e.name, e.h)
+		allowed[e.name] = append(allowed[e.name], e.method)
+	}
 	m.HandleFunc(api, func(w http.ResponseWriter, r *http.Request) {
+		if methods, ok := allowed[strings.TrimPrefix(r.URL.Path, api)]; ok {
+			w.Header().Set("Allow", strings.Join(methods, ", "))
+			writeErr(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed (use %s)", r.Method, r.URL.Path, strings.Join(methods, ", ")))
+			return
+		}
 		writeErr(w, http.StatusNotFound, "no such API endpoint: "+r.URL.Path)
 	})
 	c.mux = m

@@ -249,7 +249,7 @@ func TestConsoleInChromium(t *testing.T) {
 	run("edit /locks", chromedp.Click("#edit-btn", chromedp.ByQuery))
 	until("editor", visible("#edit-text"))
 	run("save /locks", chromedp.SetValue("#edit-text", "mine", chromedp.ByQuery), chromedp.Click("#save-btn", chromedp.ByQuery))
-	until("refused", visible("#banner")+` && document.querySelector("#banner-text").textContent.includes("ACL")`)
+	until("refused", visible("#banner")+` && document.querySelector("#banner").classList.contains("error") && document.querySelector("#banner-text").textContent.includes("ACL does not allow")`)
 	run("dismiss", chromedp.Click("#banner-close", chromedp.ByQuery), chromedp.Click("#cancel-btn", chromedp.ByQuery))
 
 	// Search.

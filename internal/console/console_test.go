@@ -173,6 +173,9 @@ func TestPageIsServedWithItsPolicy(t *testing.T) {
 	if code := f.browser().do("GET", "api/nope", nil, &e); code != 404 || e.Error == "" {
 		t.Errorf("unknown endpoint: %d %+v", code, e)
 	}
+	if code := f.browser().do("PATCH", "api/node", nil, &e); code != 405 || !strings.Contains(e.Error, "GET, PUT, POST, DELETE") {
+		t.Errorf("PATCH api/node: %d %+v", code, e)
+	}
 }
 
 func TestBrowseChildrenAndDataFormats(t *testing.T) {
