@@ -7,6 +7,8 @@ require github.com/go-zookeeper/zk v1.0.4
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/chromedp/cdproto v0.0.0-20260321001828-e3e3800016bc
+	github.com/chromedp/chromedp v0.15.1
 	github.com/creack/pty v1.1.24
 	github.com/klauspost/compress v1.20.3
 	github.com/reeflective/readline v1.3.0
@@ -16,4 +18,11 @@ require (
 	google.golang.org/protobuf v1.36.11
 )
 
-require github.com/rivo/uniseg v0.4.7 // indirect
+require (
+	github.com/chromedp/sysutil v1.1.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260214004413-d219187c3433 // indirect
+	github.com/gobwas/httphead v0.1.0 // indirect
+	github.com/gobwas/pool v0.2.1 // indirect
+	github.com/gobwas/ws v1.4.0 // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+)
