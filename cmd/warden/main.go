@@ -7,6 +7,8 @@
 //	warden status             the health of an ensemble, from four-letter words
 //	warden snapshot|wal       inspect the data and log directories
 //	warden import-zk          migrate an Apache ZooKeeper data directory
+//	warden container          the Docker image's entrypoint (docs/docker.md)
+//	warden health             exit 0 when a server is serving (the image's HEALTHCHECK)
 //	warden version            print the version
 package main
 
@@ -29,6 +31,9 @@ Usage:
   warden wal dump DIR               show a write-ahead log
   warden import-zk ZKDATA WARDENDATA
                                     migrate an Apache ZooKeeper data directory
+  warden container [server flags]   the Docker image's entrypoint: zoo.cfg and myid from
+                                    the official image's ZOO_* variables, then the server
+  warden health [host:port]         exit 0 when the server (127.0.0.1:2181) is serving
   warden version                    print the version
 
 Run 'warden server -h' for the server's flags.
@@ -55,6 +60,10 @@ func main() {
 		err = runWAL(os.Args[2:])
 	case "import-zk":
 		err = runImportZK(os.Args[2:])
+	case "container":
+		err = runContainer(os.Args[2:])
+	case "health":
+		err = runHealth(os.Args[2:])
 	case "version", "-version", "--version":
 		err = runVersion()
 	case "help", "-h", "-help", "--help":
