@@ -43,10 +43,17 @@ if ! docker buildx version >/dev/null 2>&1; then
 	export DOCKER_BUILDKIT
 fi
 
+old=$(docker image inspect -f '{{.Id}}' "warden:$tag" 2>/dev/null || true)
 echo "docker-build.sh: docker build -t warden:$tag"
 docker build -q -t "warden:$tag" \
 	--build-arg VERSION="$tag" \
 	--build-arg REVISION="$revision" \
 	--build-arg CREATED="$created" \
-	"$ctx"
-echo "docker-build.sh: built warden:$tag"
+	"$ctx" >/dev/null
+new=$(docker image inspect -f '{{.Id}}' "warden:$tag")
+# A rebuild under the same tag leaves the previous image untagged: remove
+# it (unless a container still uses it).
+if [ -n "$old" ] && [ "$old" != "$new" ]; then
+	docker rmi "$old" >/dev/null 2>&1 || true
+fi
+echo "docker-build.sh: built warden:$tag ($new)"
