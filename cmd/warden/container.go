@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -39,8 +40,11 @@ func runContainer(args []string) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	env := containerenv.Lookup(os.LookupEnv)
 	res, err := containerenv.Prepare(env)
+	if errors.Is(err, containerenv.ErrInvalid) {
+		return fmt.Errorf("container: %w (docs/docker.md lists the variables)", err)
+	}
 	if err != nil {
-		return fmt.Errorf("container: %w (see docs/docker.md for the environment variables)", err)
+		return fmt.Errorf("container: %w", err)
 	}
 	log.Info("container: zoo.cfg", "path", res.ConfigPath, "generated", res.ConfigWritten)
 	log.Info("container: myid", "path", env.MyIDPath(), "written", res.MyIDWritten)

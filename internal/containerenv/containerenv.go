@@ -228,7 +228,7 @@ func Prepare(e Env) (Result, error) {
 	}
 	for _, dir := range []string{e.ConfDir, e.DataDir, e.DataLogDir, e.LogDir} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return Result{}, fmt.Errorf("containerenv: create %s (is the volume writable by this user?): %w", dir, err)
+			return Result{}, fmt.Errorf("containerenv: create %s: %w (%s)", dir, err, writableHint())
 		}
 	}
 	res := Result{ConfigPath: e.ConfigPath()}
@@ -242,6 +242,12 @@ func Prepare(e Env) (Result, error) {
 	return res, nil
 }
 
+// writableHint says what to do about a directory the server cannot write.
+func writableHint() string {
+	return fmt.Sprintf("the directory must be writable by uid %d: on the host, chown %d:%d the mounted directory",
+		os.Getuid(), os.Getuid(), os.Getgid())
+}
+
 // writeIfAbsent writes text to path unless path exists, through a
 // temporary file and a rename, and reports whether it wrote.
 func writeIfAbsent(path, text string) (bool, error) {
@@ -252,7 +258,7 @@ func writeIfAbsent(path, text string) (bool, error) {
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return false, fmt.Errorf("containerenv: write %s (is the directory writable by this user?): %w", path, err)
+		return false, fmt.Errorf("containerenv: write %s: %w (%s)", path, err, writableHint())
 	}
 	tmp := f.Name()
 	_, err = f.WriteString(text)

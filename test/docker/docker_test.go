@@ -13,8 +13,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +28,13 @@ import (
 
 // image is the tag the tests build and reuse.
 const image = "warden:dockertest"
+
+// projectPrefix + the test process's pid names its compose project;
+// testLabel marks its standalone containers.
+const (
+	projectPrefix = "wardentest"
+	testLabel     = "warden-docker-test=1"
+)
 
 // Bounds of the waits; generous for 2 busy cores.
 const (
@@ -77,10 +86,33 @@ func doSetup(root string) error {
 		}
 		compose = []string{"docker", "compose"}
 	}
+	sweepLeftovers(root)
 	if out, err := command(buildTimeout, root, nil, "scripts/docker-build.sh", strings.TrimPrefix(image, "warden:")); err != nil {
 		return fmt.Errorf("scripts/docker-build.sh: %v\n%s", err, out)
 	}
 	return nil
+}
+
+// sweepLeftovers removes what an earlier run could not (one killed by
+// go test's -timeout, which runs no cleanups): standalone test containers
+// and the compose projects of test processes that are gone.
+func sweepLeftovers(root string) {
+	ids, _ := command(commandTimeout, "", nil, "docker", "ps", "-aq", "--filter", "label="+testLabel)
+	for _, id := range strings.Fields(ids) {
+		command(commandTimeout, "", nil, "docker", "rm", "-f", "-v", id)
+	}
+	projects, _ := command(commandTimeout, "", nil, "docker", "ps", "-a", "--filter", "label=com.docker.compose.project",
+		"--format", `{{.Label "com.docker.compose.project"}}`)
+	seen := map[string]bool{}
+	for _, p := range strings.Fields(projects) {
+		pid, err := strconv.Atoi(strings.TrimPrefix(p, projectPrefix))
+		if seen[p] || !strings.HasPrefix(p, projectPrefix) || err != nil || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		seen[p] = true
+		command(commandTimeout, root, []string{"WARDEN_IMAGE=" + image}, compose[0],
+			append(append([]string(nil), compose[1:]...), "-p", p, "-f", "deploy/docker/compose.yaml", "down", "-v", "--remove-orphans", "-t", "1")...)
+	}
 }
 
 func lookPath(name string) bool { _, err := exec.LookPath(name); return err == nil }
@@ -156,8 +188,9 @@ func waitHealthy(t *testing.T, ids ...string) {
 	})
 }
 
-// copyOut reads one file out of a container (docker cp streams a tar).
-func copyOut(t *testing.T, id, path string) string {
+// copyOut reads one file out of a container (docker cp streams a tar)
+// and its tar header (owner, mode).
+func copyOut(t *testing.T, id, path string) (string, *tar.Header) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
@@ -169,14 +202,15 @@ func copyOut(t *testing.T, id, path string) string {
 		t.Fatalf("docker cp %s:%s: %v\n%s", id, path, err, stderr.String())
 	}
 	tr := tar.NewReader(bytes.NewReader(out))
-	if _, err := tr.Next(); err != nil {
+	hdr, err := tr.Next()
+	if err != nil {
 		t.Fatalf("docker cp %s:%s: %v", id, path, err)
 	}
 	b, err := io.ReadAll(tr)
 	if err != nil {
 		t.Fatalf("docker cp %s:%s: %v", id, path, err)
 	}
-	return string(b)
+	return string(b), hdr
 }
 
 // fourLetter asks a server for a four-letter word.
@@ -230,7 +264,7 @@ func read(t *testing.T, c *zk.Conn, path string) string {
 
 func TestComposeEnsemble(t *testing.T) {
 	setup(t)
-	project := fmt.Sprintf("wardentest%d", os.Getpid())
+	project := fmt.Sprintf("%s%d", projectPrefix, os.Getpid())
 	env := []string{"WARDEN_IMAGE=" + image,
 		// Random loopback ports: never collide with a server on 2181.
 		"WARDEN_ZOO1_PORT=127.0.0.1:", "WARDEN_ZOO2_PORT=127.0.0.1:", "WARDEN_ZOO3_PORT=127.0.0.1:"}
@@ -314,11 +348,50 @@ func TestComposeEnsemble(t *testing.T) {
 	}
 }
 
+// TestImage checks the image's interface: the official image's user,
+// volumes, ports and environment defaults, and the entrypoint and health
+// check through the binary.
+func TestImage(t *testing.T) {
+	setup(t)
+	tests := []struct{ format, want string }{
+		{"{{.Config.User}}", "1000:1000"},
+		{"{{json .Config.Entrypoint}}", `["/warden","container"]`},
+		{"{{json .Config.Healthcheck.Test}}", `["CMD","/warden","health"]`},
+		{"{{json .Config.Volumes}}", `{"/data":{},"/datalog":{},"/logs":{}}`},
+		{"{{json .Config.ExposedPorts}}", `{"2181/tcp":{},"2888/tcp":{},"3888/tcp":{},"7000/tcp":{},"8080/tcp":{}}`},
+		{"{{.Config.WorkingDir}}", "/data"},
+		{`{{index .Config.Labels "org.opencontainers.image.version"}}`, "dockertest"},
+	}
+	for _, tt := range tests {
+		if got := must(t, nil, "docker", "image", "inspect", "-f", tt.format, image); got != tt.want {
+			t.Errorf("docker image inspect -f '%s' = %s; want %s", tt.format, got, tt.want)
+		}
+	}
+	env := must(t, nil, "docker", "image", "inspect", "-f", "{{json .Config.Env}}", image)
+	for _, kv := range []string{"ZOO_CONF_DIR=/conf", "ZOO_DATA_DIR=/data", "ZOO_DATA_LOG_DIR=/datalog",
+		"ZOO_LOG_DIR=/logs", "ZOO_TICK_TIME=2000", "ZOO_INIT_LIMIT=5", "ZOO_SYNC_LIMIT=2",
+		"ZOO_AUTOPURGE_PURGEINTERVAL=0", "ZOO_AUTOPURGE_SNAPRETAINCOUNT=3", "ZOO_MAX_CLIENT_CNXNS=60",
+		"ZOO_STANDALONE_ENABLED=true", "ZOO_ADMINSERVER_ENABLED=true"} {
+		if !strings.Contains(env, `"`+kv+`"`) {
+			t.Errorf("image ENV lacks %s: %s", kv, env)
+		}
+	}
+	// A command instead of flags runs that warden command (no shell needed).
+	if out := must(t, nil, "docker", "run", "--rm", image, "version"); !strings.HasPrefix(out, "Zookeeper version: ") {
+		t.Errorf("docker run IMAGE version = %q", out)
+	}
+	// A bad variable stops the container with an error naming it.
+	out, err := command(commandTimeout, "", nil, "docker", "run", "--rm", "-e", "ZOO_MY_ID=one", image)
+	if err == nil || !strings.Contains(out, `ZOO_MY_ID="one"`) {
+		t.Errorf("docker run -e ZOO_MY_ID=one: %v, %q; want a failure naming ZOO_MY_ID", err, out)
+	}
+}
+
 // runStandalone starts a standalone container with extra docker run
 // arguments and removes it, with its volumes, when the test ends.
 func runStandalone(t *testing.T, args ...string) (id, addr string) {
 	t.Helper()
-	run := append([]string{"run", "-d", "--label", "warden-docker-test=1"}, args...)
+	run := append([]string{"run", "-d", "--label", testLabel}, args...)
 	id = must(t, nil, "docker", append(run, image)...)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -340,7 +413,7 @@ func TestEnvironmentContract(t *testing.T) {
 			"-e", "ZOO_CFG_EXTRA=snapCount=5000 maxSessionTimeout=30000",
 			"-e", "ZOO_4LW_COMMANDS_WHITELIST=srvr,conf,ruok",
 			"-e", "ZOO_MAX_CLIENT_CNXNS=17")
-		cfg := copyOut(t, id, "/conf/zoo.cfg")
+		cfg, cfgHdr := copyOut(t, id, "/conf/zoo.cfg")
 		for _, want := range []string{"dataDir=/data\n", "dataLogDir=/datalog\n", "maxClientCnxns=17\n",
 			"server.1=localhost:2888:3888;2181\n", "4lw.commands.whitelist=srvr,conf,ruok\n",
 			"snapCount=5000\n", "maxSessionTimeout=30000\n"} {
@@ -348,8 +421,15 @@ func TestEnvironmentContract(t *testing.T) {
 				t.Errorf("generated zoo.cfg lacks %q:\n%s", want, cfg)
 			}
 		}
-		if got := copyOut(t, id, "/data/myid"); got != "1\n" {
-			t.Errorf("myid = %q; want \"1\\n\"", got)
+		myid, myidHdr := copyOut(t, id, "/data/myid")
+		if myid != "1\n" {
+			t.Errorf("myid = %q; want \"1\\n\"", myid)
+		}
+		// Written by the non-root user.
+		for _, h := range []*tar.Header{cfgHdr, myidHdr} {
+			if h.Uid != 1000 || h.Gid != 1000 {
+				t.Errorf("%s is owned by %d:%d; want 1000:1000", h.Name, h.Uid, h.Gid)
+			}
 		}
 		// The server runs with it: conf reports it, mntr is off the whitelist.
 		conf, err := fourLetter(addr, "conf")
@@ -369,7 +449,7 @@ func TestEnvironmentContract(t *testing.T) {
 		}
 		id, addr := runStandalone(t, "-v", path+":/conf/zoo.cfg:ro",
 			"-e", "ZOO_TICK_TIME=3000", "-e", "ZOO_CFG_EXTRA=maxClientCnxns=99")
-		if got := copyOut(t, id, "/conf/zoo.cfg"); got != mounted {
+		if got, _ := copyOut(t, id, "/conf/zoo.cfg"); got != mounted {
 			t.Errorf("/conf/zoo.cfg in the container:\n%s\nwant the mounted file:\n%s", got, mounted)
 		}
 		conf, err := fourLetter(addr, "conf")
