@@ -32,9 +32,10 @@ CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags='-s -w' -o "$ctx/warden" ./
 cp deploy/docker/Dockerfile "$ctx/Dockerfile"
 cp -R deploy/docker/rootfs "$ctx/rootfs"
 chmod 0644 "$ctx/rootfs/etc/passwd" "$ctx/rootfs/etc/group" "$ctx/rootfs/etc/nsswitch.conf"
-mkdir -p "$ctx/dirs/conf" "$ctx/dirs/data" "$ctx/dirs/datalog" "$ctx/dirs/logs" "$ctx/tmp"
+mkdir -p "$ctx/dirs/conf" "$ctx/dirs/data" "$ctx/dirs/datalog" "$ctx/dirs/logs" "$ctx/rootfs/tmp"
 chmod 0755 "$ctx/dirs/conf" "$ctx/dirs/data" "$ctx/dirs/datalog" "$ctx/dirs/logs"
-chmod 1777 "$ctx/tmp"
+chmod 0755 "$ctx/rootfs" "$ctx/rootfs/etc"
+chmod 1777 "$ctx/rootfs/tmp"
 
 # Without the buildx plugin a recent docker client refuses BuildKit; the
 # classic builder builds this Dockerfile just as well.

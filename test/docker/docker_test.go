@@ -376,6 +376,16 @@ func TestImage(t *testing.T) {
 			t.Errorf("image ENV lacks %s: %s", kv, env)
 		}
 	}
+	// The directories of the empty base: the user's, and a sticky /tmp.
+	id := must(t, nil, "docker", "create", "--label", testLabel, image)
+	defer command(commandTimeout, "", nil, "docker", "rm", "-f", "-v", id)
+	for dir, want := range map[string]string{"/conf": "1000:1000 drwxr-xr-x", "/data": "1000:1000 drwxr-xr-x",
+		"/datalog": "1000:1000 drwxr-xr-x", "/logs": "1000:1000 drwxr-xr-x", "/tmp": "0:0 dtrwxrwxrwx"} {
+		_, h := copyOut(t, id, dir)
+		if got := fmt.Sprintf("%d:%d %v", h.Uid, h.Gid, h.FileInfo().Mode()); got != want {
+			t.Errorf("%s in the image: %s; want %s", dir, got, want)
+		}
+	}
 	// A command instead of flags runs that warden command (no shell needed).
 	if out := must(t, nil, "docker", "run", "--rm", image, "version"); !strings.HasPrefix(out, "Zookeeper version: ") {
 		t.Errorf("docker run IMAGE version = %q", out)
