@@ -52,6 +52,10 @@ func runContainer(args []string) error {
 		log.Warn("container: " + res.ConfigPath + " exists, so the ZOO_* settings in the environment are ignored; " +
 			"remove it (or its mount) to generate it from the environment")
 	}
+	if b, err := os.ReadFile(env.MyIDPath()); err == nil && !res.MyIDWritten && strings.TrimSpace(string(b)) != env.MyID && os.Getenv("ZOO_MY_ID") != "" {
+		log.Warn("container: "+env.MyIDPath()+" exists, so ZOO_MY_ID is ignored; this member keeps its id",
+			"myid", strings.TrimSpace(string(b)), "ZOO_MY_ID", env.MyID)
+	}
 	return runServer(append(args[:len(args):len(args)], res.ConfigPath))
 }
 
