@@ -7,6 +7,8 @@
 //	warden status             the health of an ensemble, from four-letter words
 //	warden snapshot|wal       inspect the data and log directories
 //	warden import-zk          migrate an Apache ZooKeeper data directory
+//	warden container          the Docker image's entrypoint (docs/docker.md)
+//	warden health             exit 0 when a server is serving (the image's HEALTHCHECK)
 //	warden version            print the version
 //	warden completion         print a bash, zsh or fish completion script
 //	warden help [command]     print the usage of a command

@@ -18,10 +18,17 @@ without it the server is standalone on 127.0.0.1:2181 with data in ./warden-data
 
 // serverFlags is `warden server`.
 func serverFlags(fs *flag.FlagSet) func(args []string) error {
-	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	auditLog := fs.String("audit-log", "", "append the audit log (audit.enable=true in zoo.cfg) to this `file`\n"+
-		"instead of the server's log on stderr, where its records carry log=audit (docs/audit.md)")
+	level, auditLog := serverFlagVars(fs)
 	return func(args []string) error { return runServer(args, *level, *auditLog) }
+}
+
+// serverFlagVars registers the server's flags (shared by `warden server`
+// and `warden container`).
+func serverFlagVars(fs *flag.FlagSet) (level, auditLog *string) {
+	level = fs.String("log-level", "info", "log level: debug, info, warn or error")
+	auditLog = fs.String("audit-log", "", "append the audit log (audit.enable=true in zoo.cfg) to this `file`\n"+
+		"instead of the server's log on stderr, where its records carry log=audit (docs/audit.md)")
+	return level, auditLog
 }
 
 func runServer(args []string, level, auditLog string) error {
