@@ -387,7 +387,7 @@ func TestImage(t *testing.T) {
 		}
 	}
 	// A command instead of flags runs that warden command (no shell needed).
-	if out := must(t, nil, "docker", "run", "--rm", image, "version"); !strings.HasPrefix(out, "Zookeeper version: ") {
+	if out := must(t, nil, "docker", "run", "--rm", image, "version"); !strings.HasPrefix(out, "warden ") || !strings.Contains(out, "Zookeeper version: ") {
 		t.Errorf("docker run IMAGE version = %q", out)
 	}
 	// A bad variable stops the container with an error naming it.
