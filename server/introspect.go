@@ -1,9 +1,16 @@
 package server
 
 import (
+	"io"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/node"
+	"github.com/wardenzk/warden/wire"
 )
 
 // SessionInfo describes one session of the ensemble as this member sees
@@ -74,4 +81,149 @@ func (s *Server) Sessions() []SessionInfo {
 	}
 	s.wmu.Unlock()
 	return out
+}
+
+// defaultTraceMask is ZooKeeper's default trace mask (gtmk).
+const defaultTraceMask = 306
+
+// TraceMask returns the trace mask (gtmk); Warden keeps it for the
+// commands that report it but its logs do not depend on it.
+func (s *Server) TraceMask() int64 { return s.traceMask.Load() }
+
+// SetTraceMask sets the trace mask (stmk).
+func (s *Server) SetTraceMask(m int64) { s.traceMask.Store(m) }
+
+// BufferSizes are the last, smallest and largest sizes in bytes of a
+// kind of message, -1 each before the first (ZooKeeper's BufferStats).
+type BufferSizes struct {
+	Last, Min, Max int
+}
+
+// ResponseSizes returns the sizes of the packets sent to clients (replies
+// and watch events, without their length prefix) since start or srst.
+func (s *Server) ResponseSizes() BufferSizes {
+	var b BufferSizes
+	b.Last, b.Min, b.Max = s.stats.responses.get()
+	return b
+}
+
+// ProposalSizes returns, on an ensemble's leader, the sizes of the log
+// entries it replicated (-1 each before the first).
+func (s *Server) ProposalSizes() BufferSizes {
+	var b BufferSizes
+	b.Last, b.Min, b.Max = s.node.ProposalSizes()
+	return b
+}
+
+// SessionExpiry returns the sessions whose liveness this member tracks,
+// grouped by deadline (Unix ms), each group sorted: dump's session sets.
+func (s *Server) SessionExpiry() map[int64][]int64 {
+	out := map[int64][]int64{}
+	s.sessMu.Lock()
+	for id, ls := range s.live {
+		k := ls.expireAt.UnixMilli()
+		out[k] = append(out[k], int64(id))
+	}
+	s.sessMu.Unlock()
+	for _, ids := range out {
+		slices.Sort(ids)
+	}
+	return out
+}
+
+// Ephemerals returns the ephemeral paths of every session that has some,
+// each list sorted.
+func (s *Server) Ephemerals() map[int64][]string {
+	s.node.RLock()
+	defer s.node.RUnlock()
+	return s.node.FSM().Tree().EphemeralsBySession()
+}
+
+// LastSnapshot returns the zxid and time of the newest snapshot this
+// server wrote, installed or started from; false before any.
+func (s *Server) LastSnapshot() (zxid int64, at time.Time, ok bool) {
+	m, ok := s.node.LastSnapshot()
+	return int64(m.Zxid), m.Time, ok
+}
+
+// WriteSnapshot writes a snapshot of the whole replicated state, as
+// Warden's snapshot files hold it (see `warden snapshot`), to w, and
+// returns the zxid of the last write it contains. The state is cloned
+// under a brief lock and written without one; an error is w's.
+func (s *Server) WriteSnapshot(w io.Writer) (zxid int64, err error) {
+	s.node.Lock()
+	clone := s.node.FSM().Clone()
+	s.node.Unlock()
+	return int64(clone.LastZxid()), clone.WriteSnapshot(w)
+}
+
+// ACL returns the ACL of a znode, without any permission check (for
+// the AdminServer's authorisation of snapshot and restore); false when
+// the znode does not exist.
+func (s *Server) ACL(path string) ([]wire.ACL, bool) {
+	s.node.RLock()
+	defer s.node.RUnlock()
+	_, acl, ok := s.node.FSM().Tree().Lookup(path)
+	return acl, ok
+}
+
+// ZabPhase names what ZooKeeper's zabstate reports from this member's
+// role: "election" while it knows no leader, "broadcast" once it serves
+// under one. Warden's raft has no separate discovery or synchronisation
+// phases; a member catching up from the leader is already following.
+func (s *Server) ZabPhase() string {
+	if s.Mode() == node.Looking.Mode() {
+		return "election"
+	}
+	return "broadcast"
+}
+
+// ObserverInfo is one observer as the leader sees it.
+type ObserverInfo struct {
+	// ID is its myid.
+	ID int64
+	// Addr is its quorum address from its server line.
+	Addr string
+	// Synced is set while the leader streams entries to it.
+	Synced bool
+}
+
+// Observers returns, on the leader, the observers of the ensemble; nil on
+// other members.
+func (s *Server) Observers() []ObserverInfo {
+	if s.node.Role() != node.Leading {
+		return nil
+	}
+	var out []ObserverInfo
+	for _, p := range s.node.Peers() {
+		if !p.Learner {
+			continue
+		}
+		oi := ObserverInfo{ID: int64(p.ID), Synced: p.Synced}
+		for _, m := range s.cfg.Servers {
+			if m.ID == int64(p.ID) {
+				oi.Addr = net.JoinHostPort(m.Host, strconv.Itoa(m.PeerPort))
+			}
+		}
+		out = append(out, oi)
+	}
+	slices.SortFunc(out, func(a, b ObserverInfo) int { return int(a.ID - b.ID) })
+	return out
+}
+
+// ShedConnections closes about percent% of the client connections (at
+// least one when percent > 0 and any is open), chosen at random, and
+// returns how many it closed. Their clients reconnect, possibly to
+// another member.
+func (s *Server) ShedConnections(percent int) int {
+	list := s.connList()
+	n := len(list) * min(max(percent, 0), 100) / 100
+	if percent > 0 && n == 0 && len(list) > 0 {
+		n = 1
+	}
+	rand.Shuffle(len(list), func(i, j int) { list[i], list[j] = list[j], list[i] })
+	for _, c := range list[:n] {
+		c.close("shed by the AdminServer's shed_connections")
+	}
+	return n
 }

@@ -139,6 +139,9 @@ type Node struct {
 	stopped bool
 
 	snap snapState
+	// lastSnap is the newest snapshot taken, installed or recovered from
+	// (nil before any): the AdminServer's last_snapshot.
+	lastSnap atomic.Pointer[SnapshotMark]
 	// rec is what Open recovered, consumed by Run.
 	rec *recovered
 }
@@ -188,6 +191,9 @@ func Open(cfg Config) (*Node, error) {
 	n.disk = d
 	n.fsm = rec.fsm
 	n.rec = rec
+	if rec.snapAt != nil {
+		n.lastSnap.Store(&SnapshotMark{Zxid: rec.fsm.LastZxid(), Time: *rec.snapAt})
+	}
 	n.snap.last = rec.base.GetIndex()
 	n.applied.Store(rec.base.GetIndex())
 	return n, nil

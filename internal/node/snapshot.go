@@ -78,6 +78,7 @@ func (n *Node) maybeSnapshot() {
 			n.log.Error("snapshot failed; the log keeps growing until one succeeds", "index", meta.GetIndex(), "err", err)
 		} else {
 			n.log.Info("snapshot saved", "index", meta.GetIndex(), "took", time.Since(start).Round(time.Millisecond))
+			n.lastSnap.Store(&SnapshotMark{Zxid: clone.LastZxid(), Time: time.Now()})
 			n.raft.SnapshotSaved(meta)
 		}
 		// The next maybeSnapshot, after the next apply, may start another.
@@ -117,9 +118,26 @@ func (n *Node) install(meta *raftpb.SnapshotMetadata) error {
 	n.mu.Unlock()
 	n.applied.Store(meta.GetIndex())
 	s.last, s.since = meta.GetIndex(), 0
+	n.lastSnap.Store(&SnapshotMark{Zxid: f.LastZxid(), Time: time.Now()})
 	n.failAll(fmt.Errorf("%w: the state was replaced by a snapshot from the leader", ErrProposalLost), false, time.Time{})
 	n.log.Info("installed a snapshot from the leader", "index", meta.GetIndex(), "term", meta.GetTerm())
 	return nil
+}
+
+// SnapshotMark describes the newest snapshot of a member: the zxid of
+// the last write it holds and when it was written.
+type SnapshotMark struct {
+	Zxid fsm.Zxid
+	Time time.Time
+}
+
+// LastSnapshot returns the newest snapshot this member saved, installed
+// from the leader, or recovered from at start; false before any.
+func (n *Node) LastSnapshot() (SnapshotMark, bool) {
+	if m := n.lastSnap.Load(); m != nil {
+		return *m, true
+	}
+	return SnapshotMark{}, false
 }
 
 // snapshots returns what the transport streams snapshots from and into.
