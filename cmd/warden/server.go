@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/wardenzk/warden/internal/admin"
 	"github.com/wardenzk/warden/server"
 )
 
@@ -55,6 +56,15 @@ func runServer(args []string) error {
 		return err
 	}
 	log.Info("warden started", "config", source, "version", server.VersionLine())
+	if cfg.AdminEnableServer {
+		// As ZooKeeper, a server whose AdminServer cannot start keeps
+		// serving clients.
+		if adm, err := admin.Start(cfg, srv, log); err != nil {
+			log.Error("Problem starting AdminServer; serving clients without it", "err", err)
+		} else {
+			defer adm.Close()
+		}
+	}
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

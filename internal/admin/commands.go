@@ -340,8 +340,8 @@ func (h *handler) snapshot(req *request, resp *response) {
 		resp.fail(http.StatusInternalServerError, "snapshot failed: %v", err)
 		return
 	}
-	resp.headers.Set("last_zxid", "0x"+strconv.FormatUint(uint64(zxid), 16))
-	resp.headers.Set("snapshot_size", strconv.FormatInt(size, 10))
+	resp.headers["last_zxid"] = []string{"0x" + strconv.FormatUint(uint64(zxid), 16)}
+	resp.headers["snapshot_size"] = []string{strconv.FormatInt(size, 10)}
 	if !streaming {
 		f.Close()
 		os.Remove(f.Name())

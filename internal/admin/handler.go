@@ -17,6 +17,11 @@ type response struct {
 	headers http.Header
 	// stream, when set, writes the body instead of the JSON fields.
 	stream func(w io.Writer) error
+	// err is an error of the request as a whole (unknown command, not
+	// serving, authentication), printed after "command" as ZooKeeper's
+	// CommandResponse constructor places it; a command's own error is a
+	// field ("error" put among the others).
+	err *string
 }
 
 func newResponse(command string) *response {
@@ -26,10 +31,11 @@ func newResponse(command string) *response {
 // put sets a field of the reply.
 func (r *response) put(key string, val any) { r.fields.set(key, val) }
 
-// fail sets the reply's error and status.
+// fail sets the reply's status and error.
 func (r *response) fail(status int, format string, args ...any) {
 	r.status = status
-	r.put("error", fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	r.err = &msg
 }
 
 // body is the JSON of the reply as ZooKeeper builds it
@@ -42,7 +48,11 @@ func (r *response) body() []byte {
 		o = append(o, member{"command", r.command})
 	}
 	if !o.has("error") {
-		o = append(o, member{"error", nil})
+		var e any
+		if r.err != nil {
+			e = *r.err
+		}
+		o = append(o, member{"error", e})
 	}
 	return marshal(o)
 }
@@ -91,9 +101,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := h.run(name, req)
 	for k, vs := range resp.headers {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
+		// Set as given: ZooKeeper's last_zxid and snapshot_size are
+		// lower case, which Header.Add would canonicalise.
+		w.Header()[k] = vs
 	}
 	if resp.stream != nil {
 		w.Header().Set("Content-Type", "application/octet-stream")
@@ -133,7 +143,7 @@ func (h *handler) run(name string, req *request) *response {
 	if c == nil {
 		// ZooKeeper answers 200 and names the unknown command.
 		resp := newResponse(name)
-		resp.put("error", "Unknown command: "+name)
+		resp.fail(http.StatusOK, "Unknown command: %s", name)
 		return resp
 	}
 	resp := newResponse(c.names[0])
@@ -146,7 +156,7 @@ func (h *handler) run(name string, req *request) *response {
 		return resp
 	}
 	if c.serverRequired && !h.a.srv.Serving() {
-		resp.put("error", "This ZooKeeper instance is not currently serving requests")
+		resp.fail(http.StatusOK, "This ZooKeeper instance is not currently serving requests")
 		return resp
 	}
 	if c.auth && !h.authorize(req.http, resp) {
