@@ -437,7 +437,7 @@ func (h *handler) systemProperties(_ *request, resp *response) {
 	}
 	for _, kv := range server.Environment() {
 		switch kv[0] {
-		case "zookeeper.version", "host.name", "os.memory.free", "os.memory.max", "os.memory.total":
+		case "zookeeper.version", "host.name", "java.compiler", "os.memory.free", "os.memory.max", "os.memory.total":
 		default:
 			props[kv[0]] = kv[1]
 		}

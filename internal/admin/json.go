@@ -59,16 +59,6 @@ func (o object) has(key string) bool {
 	return false
 }
 
-// get returns the value of key, nil when absent.
-func (o object) get(key string) any {
-	for _, m := range o {
-		if m.key == key {
-			return m.val
-		}
-	}
-	return nil
-}
-
 // jdouble is a number ZooKeeper serialises from a Java double.
 type jdouble float64
 
