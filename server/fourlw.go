@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -60,8 +61,11 @@ func (c *conn) fourLetterWord(cmd string, br *bufio.Reader) {
 		out = cmd + " is not executed because it is not in the whitelist.\n"
 	} else {
 		if cmd == "stmk" {
+			// The mask follows as a big-endian long, as ZooKeeper reads it.
 			var mask [8]byte
-			io.ReadFull(br, mask[:])
+			if _, err := io.ReadFull(br, mask[:]); err == nil {
+				s.SetTraceMask(int64(binary.BigEndian.Uint64(mask[:])))
+			}
 		}
 		c.stats.received.Add(1)
 		s.stats.received.Add(1)

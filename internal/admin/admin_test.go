@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"regexp"
@@ -344,7 +345,7 @@ func TestResetsZeroTheCounters(t *testing.T) {
 }
 
 func TestTraceMask(t *testing.T) {
-	srv := servertest.Start(t)
+	srv := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.FourLetterWhitelist = map[string]bool{"*": true} }))
 	a := startAdmin(t, srv.Server, nil)
 	if got := num(t, run(t, a, "gtmk", "get_trace_mask"), "tracemask"); got != 306 {
 		t.Errorf("default tracemask %d, want 306", got)
@@ -354,6 +355,22 @@ func TestTraceMask(t *testing.T) {
 	}
 	if got := num(t, run(t, a, "get_trace_mask", "get_trace_mask"), "tracemask"); got != 12 {
 		t.Errorf("tracemask after stmk %d, want 12", got)
+	}
+	// The four-letter words share the mask: stmk sends it as a big-endian
+	// long after the command.
+	nc, err := net.DialTimeout("tcp", srv.Addr().String(), wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.SetDeadline(time.Now().Add(wait))
+	nc.Write(append([]byte("stmk"), 0, 0, 0, 0, 0, 0, 0x01, 0x32))
+	out, err := io.ReadAll(nc)
+	nc.Close()
+	if err != nil || string(out) != "306" {
+		t.Errorf("4lw stmk answered %q, %v", out, err)
+	}
+	if got := num(t, run(t, a, "gtmk", "get_trace_mask"), "tracemask"); got != 306 {
+		t.Errorf("tracemask after 4lw stmk %d, want 306", got)
 	}
 	r := do(t, a, http.MethodGet, "/commands/stmk?traceMask=x", "", nil)
 	if m := r.json(t); m["error"] != "setTraceMask requires long traceMask argument, got x" || m["command"] != "set_trace_mask" {

@@ -321,8 +321,8 @@ func (h *handler) snapshot(req *request, resp *response) {
 		resp.fail(http.StatusTooManyRequests, "snapshot is rate limited: try again shortly")
 		return
 	}
-	streaming := true
-	if v, ok := req.query["streaming"]; ok {
+	streaming := req.http.Method != http.MethodHead
+	if v, ok := req.query["streaming"]; ok && streaming {
 		streaming = strings.EqualFold(v, "true")
 	}
 	f, err := os.CreateTemp("", "warden-admin-snapshot-*")
