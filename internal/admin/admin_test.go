@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -561,5 +562,31 @@ func TestStartAndHandle(t *testing.T) {
 	cfg.Raw = map[string]string{"zookeeper.admin.idleTimeout": "1500"}
 	if st, err := ReadSettings(cfg); err != nil || st.IdleTimeout != 1500*time.Millisecond || st.Addr != "0.0.0.0:8080" || st.CommandURL != "/commands" {
 		t.Errorf("settings %+v, %v", st, err)
+	}
+}
+
+func TestIdleConnectionsCloseAfterIdleTimeout(t *testing.T) {
+	srv := servertest.Start(t)
+	a := startAdmin(t, srv.Server, map[string]string{"admin.idleTimeout": "300"})
+	nc, err := net.DialTimeout("tcp", a.Addr().String(), wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(wait))
+	fmt.Fprintf(nc, "GET /commands/ruok HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	idleFrom := time.Now()
+	// The server closes the kept-alive connection once idle for 300 ms.
+	if n, err := nc.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("read on an idle connection: %d, %v; want EOF", n, err)
+	}
+	if idle := time.Since(idleFrom); idle < 250*time.Millisecond || idle > 5*time.Second {
+		t.Errorf("closed after %v idle, want about 300ms", idle)
 	}
 }
