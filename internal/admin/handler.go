@@ -100,6 +100,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.body = r.Body
 	}
 	resp := h.run(name, req)
+	h.a.log.Debug("admin command", "command", name, "method", r.Method, "remote", r.RemoteAddr, "status", resp.status)
 	for k, vs := range resp.headers {
 		// Set as given: ZooKeeper's last_zxid and snapshot_size are
 		// lower case, which Header.Add would canonicalise.
