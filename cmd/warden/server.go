@@ -56,13 +56,12 @@ func runServer(args []string) error {
 		return err
 	}
 	log.Info("warden started", "config", source, "version", server.VersionLine())
+	var adm *admin.Server
 	if cfg.AdminEnableServer {
 		// As ZooKeeper, a server whose AdminServer cannot start keeps
 		// serving clients.
-		if adm, err := admin.Start(cfg, srv, log); err != nil {
+		if adm, err = admin.Start(cfg, srv, log); err != nil {
 			log.Error("Problem starting AdminServer; serving clients without it", "err", err)
-		} else {
-			defer adm.Close()
 		}
 	}
 
@@ -70,6 +69,9 @@ func runServer(args []string) error {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
+	if adm != nil {
+		adm.Close()
+	}
 	return srv.Close()
 }
 
