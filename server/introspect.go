@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/wardenzk/warden/internal/fsm"
 	"github.com/wardenzk/warden/internal/node"
+	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -146,15 +148,20 @@ func (s *Server) LastSnapshot() (zxid int64, at time.Time, ok bool) {
 	return int64(m.Zxid), m.Time, ok
 }
 
-// WriteSnapshot writes a snapshot of the whole replicated state, as
-// Warden's snapshot files hold it (see `warden snapshot`), to w, and
-// returns the zxid of the last write it contains. The state is cloned
-// under a brief lock and written without one; an error is w's.
-func (s *Server) WriteSnapshot(w io.Writer) (zxid int64, err error) {
-	s.node.Lock()
-	clone := s.node.FSM().Clone()
-	s.node.Unlock()
-	return int64(clone.LastZxid()), clone.WriteSnapshot(w)
+// WriteSnapshot writes a snapshot file of the whole replicated state to
+// w, in the format of the member's own snapshot files (`warden snapshot
+// inspect` reads it, and a standalone server started on an empty dataDir
+// holding it in version-2 under the name SnapshotFileName gives recovers
+// from it). It returns the zxid of the last write it holds and the file's
+// name. The state is copied between two applies; writing it takes no lock.
+// An error is ctx's, the node's (stopping) or w's.
+func (s *Server) WriteSnapshot(ctx context.Context, w io.Writer) (zxid int64, name string, err error) {
+	meta, clone, err := s.node.CloneState(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	name = storage.SnapshotFileName(meta.GetTerm(), meta.GetIndex())
+	return int64(clone.LastZxid()), name, storage.WriteSnapshot(w, meta, clone.WriteSnapshot)
 }
 
 // ACL returns the ACL of a znode, without any permission check (for

@@ -2,12 +2,13 @@ package admin
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/wardenzk/warden/client"
 	"github.com/wardenzk/warden/internal/auth"
 	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/server"
 	"github.com/wardenzk/warden/server/servertest"
 	"github.com/wardenzk/warden/wire"
@@ -432,7 +434,22 @@ func TestSnapshotAuth(t *testing.T) {
 	if got := r.header.Get("snapshot_size"); got != strconv.Itoa(len(r.body)) {
 		t.Errorf("snapshot_size %q, body %d bytes", got, len(r.body))
 	}
-	f, err := fsm.Restore(fsm.Options{}, bytes.NewReader(r.body))
+	// The body is a snapshot file as a data directory holds them.
+	_, name, _ := strings.Cut(r.header.Get("Content-Disposition"), `filename="`)
+	name = strings.TrimSuffix(name, `"`)
+	if !regexp.MustCompile(`^snap-[0-9a-f]{16}-[0-9a-f]{16}\.snap$`).MatchString(name) {
+		t.Fatalf("Content-Disposition %q", r.header.Get("Content-Disposition"))
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, r.body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, body, err := storage.OpenSnapshotFile(storage.OSFS, path)
+	if err != nil {
+		t.Fatalf("the streamed snapshot is not a snapshot file: %v", err)
+	}
+	f, err := fsm.Restore(fsm.Options{}, body)
+	body.Close()
 	if err != nil {
 		t.Fatalf("the streamed snapshot does not restore: %v", err)
 	}
@@ -588,5 +605,37 @@ func TestIdleConnectionsCloseAfterIdleTimeout(t *testing.T) {
 	}
 	if idle := time.Since(idleFrom); idle < 250*time.Millisecond || idle > 5*time.Second {
 		t.Errorf("closed after %v idle, want about 300ms", idle)
+	}
+}
+
+func TestSnapshotRestoresAStandaloneServer(t *testing.T) {
+	srv := servertest.Start(t)
+	a := startAdmin(t, srv.Server, nil)
+	makeState(t, srv.Server, 4)
+	r := do(t, a, http.MethodGet, "/commands/snapshot", "digest a:b", nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("snapshot: %d %s", r.status, r.body)
+	}
+	_, name, _ := strings.Cut(r.header.Get("Content-Disposition"), `filename="`)
+	name = strings.TrimSuffix(name, `"`)
+
+	// A standalone server started on an empty dataDir holding only the
+	// file recovers the state from it.
+	dir := t.TempDir()
+	if err := os.MkdirAll(storage.SnapDir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(storage.SnapDir(dir), name), r.body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	restored := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.DataDir, c.DataLogDir = dir, dir }))
+	if restored.LastZxid() != srv.LastZxid() {
+		t.Errorf("restored server at zxid %x, snapshot of %x", restored.LastZxid(), srv.LastZxid())
+	}
+	c := connect(t, restored.Addr().String())
+	for _, p := range []string{"/n0", "/n3"} {
+		if data, _, err := c.Get(ctxT(t), p); err != nil || string(data) != "x" {
+			t.Errorf("%s on the restored server: %q, %v", p, data, err)
+		}
 	}
 }

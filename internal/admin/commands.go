@@ -309,9 +309,11 @@ func (h *handler) shedConnections(req *request, resp *response) {
 	resp.put("percentage_requested", pct)
 }
 
-// snapshot writes a snapshot of the replicated state to a temporary file,
-// then streams it (unless ?streaming=false) with its zxid and size in the
-// last_zxid and snapshot_size headers.
+// snapshot writes a snapshot file of the replicated state (Warden's
+// format, as in a data directory) to a temporary file, then streams it
+// (unless ?streaming=false) with its zxid and size in the last_zxid and
+// snapshot_size headers, and its data-directory name in
+// Content-Disposition.
 func (h *handler) snapshot(req *request, resp *response) {
 	if !h.st.SnapshotEnabled {
 		resp.fail(http.StatusServiceUnavailable, "snapshot is disabled (admin.snapshot.enabled=false)")
@@ -331,7 +333,7 @@ func (h *handler) snapshot(req *request, resp *response) {
 		resp.fail(http.StatusInternalServerError, "snapshot failed: %v (is the temporary directory writable?)", err)
 		return
 	}
-	zxid, err := h.a.srv.WriteSnapshot(f)
+	zxid, name, err := h.a.srv.WriteSnapshot(req.http.Context(), f)
 	size, _ := f.Seek(0, io.SeekCurrent)
 	if err != nil || size == 0 {
 		f.Close()
@@ -342,6 +344,8 @@ func (h *handler) snapshot(req *request, resp *response) {
 	}
 	resp.headers["last_zxid"] = []string{"0x" + strconv.FormatUint(uint64(zxid), 16)}
 	resp.headers["snapshot_size"] = []string{strconv.FormatInt(size, 10)}
+	// The name the file has in a data directory, for a restore.
+	resp.headers["Content-Disposition"] = []string{`attachment; filename="` + name + `"`}
 	if !streaming {
 		f.Close()
 		os.Remove(f.Name())

@@ -107,9 +107,11 @@ type Node struct {
 	tr   transport.Transport
 
 	updates chan replica.Update
-	stopc   chan struct{}
-	applyWG sync.WaitGroup
-	stop    sync.Once
+	// cloneReq carries CloneState's requests to the apply goroutine.
+	cloneReq chan chan clonedState
+	stopc    chan struct{}
+	applyWG  sync.WaitGroup
+	stop     sync.Once
 
 	// mu is the state lock: the apply goroutine holds it exclusively while
 	// it applies; reads share it.
@@ -174,6 +176,7 @@ func Open(cfg Config) (*Node, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		updates:   make(chan replica.Update, updateQueue),
+		cloneReq:  make(chan chan clonedState),
 		stopc:     make(chan struct{}),
 		appliedCh: make(chan struct{}, 1),
 		waiters:   make(map[int64]*waiter),
@@ -494,6 +497,8 @@ func (n *Node) applyLoop() {
 			if !n.applyUpdate(u) {
 				return
 			}
+		case reply := <-n.cloneReq:
+			reply <- n.cloneState()
 		case now := <-sweep.C:
 			n.failAll(fmt.Errorf("%w: not applied within %v", ErrProposalLost, n.cfg.ProposeTimeout), true, now)
 		case <-n.stopc:

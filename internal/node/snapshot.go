@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -138,6 +139,53 @@ func (n *Node) LastSnapshot() (SnapshotMark, bool) {
 		return *m, true
 	}
 	return SnapshotMark{}, false
+}
+
+// clonedState is a copy of the state machine and the snapshot metadata
+// of the log index it is at.
+type clonedState struct {
+	meta *raftpb.SnapshotMetadata
+	fsm  *fsm.FSM
+	err  error
+}
+
+// cloneState copies the state machine at the applied index, on the apply
+// goroutine (so the two agree), under a brief exclusive lock.
+func (n *Node) cloneState() clonedState {
+	applied := n.applied.Load()
+	term, err := n.raft.Term(applied)
+	if err != nil {
+		return clonedState{err: fmt.Errorf("node: no term for the applied index %d: %w", applied, err)}
+	}
+	meta := &raftpb.SnapshotMetadata{Index: proto.Uint64(applied), Term: proto.Uint64(term), ConfState: n.raft.ConfState()}
+	n.mu.Lock()
+	clone := n.fsm.Clone()
+	n.mu.Unlock()
+	return clonedState{meta: meta, fsm: clone}
+}
+
+// CloneState returns a copy of the state machine that later applies do
+// not change, with the metadata of the log index it is at: what a
+// snapshot file of this moment holds (write it with storage.WriteSnapshot
+// and clone.WriteSnapshot). The apply goroutine takes the copy between two
+// applies; CloneState waits for it until ctx ends or the node stops.
+func (n *Node) CloneState(ctx context.Context) (*raftpb.SnapshotMetadata, *fsm.FSM, error) {
+	reply := make(chan clonedState, 1)
+	select {
+	case n.cloneReq <- reply:
+	case <-n.stopc:
+		return nil, nil, ErrNotServing
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	select {
+	case c := <-reply:
+		return c.meta, c.fsm, c.err
+	case <-n.stopc:
+		return nil, nil, ErrNotServing
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
 }
 
 // snapshots returns what the transport streams snapshots from and into.
