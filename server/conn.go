@@ -163,6 +163,7 @@ func (c *conn) close(reason string) {
 // send queues a frame for the client. It never blocks; a client that lets
 // too much pile up is disconnected.
 func (c *conn) send(frame []byte) {
+	c.srv.stats.responses.add(len(frame) - 4) // without the length prefix
 	c.outMu.Lock()
 	c.out = append(c.out, frame)
 	c.outBytes += len(frame)

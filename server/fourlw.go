@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -59,8 +61,11 @@ func (c *conn) fourLetterWord(cmd string, br *bufio.Reader) {
 		out = cmd + " is not executed because it is not in the whitelist.\n"
 	} else {
 		if cmd == "stmk" {
+			// The mask follows as a big-endian long, as ZooKeeper reads it.
 			var mask [8]byte
-			io.ReadFull(br, mask[:])
+			if _, err := io.ReadFull(br, mask[:]); err == nil {
+				s.SetTraceMask(int64(binary.BigEndian.Uint64(mask[:])))
+			}
 		}
 		c.stats.received.Add(1)
 		s.stats.received.Add(1)
@@ -92,7 +97,7 @@ func (s *Server) fourLetterText(cmd string) string {
 	case "isro":
 		return "rw"
 	case "gtmk", "stmk":
-		return "306"
+		return strconv.FormatInt(s.TraceMask(), 10)
 	case "srvr":
 		s.writeSrvr(&b, false)
 	case "stat":
@@ -110,10 +115,8 @@ func (s *Server) fourLetterText(cmd string) string {
 	case "envi":
 		s.writeEnvi(&b)
 	case "wchs":
-		s.wmu.Lock()
-		watchers, paths, total := s.watches.DataSummary()
-		s.wmu.Unlock()
-		fmt.Fprintf(&b, "%d connections watching %d paths\nTotal watches:%d\n", watchers, paths, total)
+		w := s.Watches()
+		fmt.Fprintf(&b, "%d connections watching %d paths\nTotal watches:%d\n", w.Connections, w.Paths, w.Total)
 	case "wchc":
 		s.wmu.Lock()
 		byWatcher := s.watches.DataPathsByWatcher()
@@ -152,12 +155,10 @@ func (s *Server) fourLetterText(cmd string) string {
 	case "dump":
 		s.writeDump(&b)
 	case "crst":
-		for _, c := range s.connList() {
-			c.stats.reset()
-		}
+		s.ResetConnStats()
 		return "Connection stats reset.\n"
 	case "srst":
-		s.stats.reset()
+		s.ResetStats()
 		return "Server stats reset.\n"
 	case "dirs":
 		dataSize, logSize := s.dirSizes()
@@ -225,26 +226,18 @@ func (c *conn) consLine(long bool) string {
 	var b strings.Builder
 	// The bracket holds Java NIO's interest ops: 1 (read) for a session
 	// connection, 0 for one answering a four-letter word.
-	interest := 0
-	if c.sessionID() != 0 {
-		interest = 1
-	}
-	fmt.Fprintf(&b, " /%s[%d](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr(), interest, len(c.replies),
-		c.stats.received.Load(), c.stats.sent.Load())
-	if long {
-		if sid := c.sessionID(); sid != 0 {
-			lmin, lavg, lmax := c.stats.lat.get()
-			fmt.Fprintf(&b, ",sid=%s,lop=%s,est=%d,to=%d", sessionHex(sid), c.stats.lastOp.Load(),
-				c.established.UnixMilli(), c.timeout.Load())
-			if x := c.stats.lastCxid.Load(); x >= 0 {
-				fmt.Fprintf(&b, ",lcxid=0x%x", x)
-			}
-			// avglat is an integer in 3.8 (a long division), and
-			// go-zookeeper's parser requires that.
-			fmt.Fprintf(&b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d",
-				uint64(c.stats.lastZxid.Load()), c.stats.lastResponse.Load(), c.stats.lastLatency.Load(),
-				lmin, int64(lavg), lmax)
+	in := c.info()
+	fmt.Fprintf(&b, " /%s[%d](queued=%d,recved=%d,sent=%d", in.Remote, in.Interest, in.Queued, in.Received, in.Sent)
+	if long && in.Session != 0 {
+		fmt.Fprintf(&b, ",sid=%s,lop=%s,est=%d,to=%d", sessionHex(fsm.SessionID(in.Session)), in.LastOp,
+			in.Established.UnixMilli(), in.Timeout)
+		if in.LastCxid >= 0 {
+			fmt.Fprintf(&b, ",lcxid=0x%x", in.LastCxid)
 		}
+		// avglat is an integer in 3.8 (a long division), and
+		// go-zookeeper's parser requires that.
+		fmt.Fprintf(&b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d",
+			uint64(in.LastZxid), in.LastResponse, in.LastLatency, in.MinLatency, in.AvgLatency, in.MaxLatency)
 	}
 	b.WriteString(")\n")
 	return b.String()
@@ -257,6 +250,16 @@ func (s *Server) writeMntr(b *strings.Builder) {
 }
 
 func (s *Server) writeEnvi(b *strings.Builder) {
+	b.WriteString("Environment:\n")
+	for _, kv := range Environment() {
+		fmt.Fprintf(b, "%s=%s\n", kv[0], kv[1])
+	}
+}
+
+// Environment returns what envi lists, in its order: the name and value of
+// each entry, named as ZooKeeper names them (the java.* entries describe
+// the Go runtime).
+func Environment() [][2]string {
 	host, _ := os.Hostname()
 	exe, _ := os.Executable()
 	wd, _ := os.Getwd()
@@ -264,8 +267,7 @@ func (s *Server) writeEnvi(b *strings.Builder) {
 	user := os.Getenv("USER")
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	b.WriteString("Environment:\n")
-	for _, kv := range [][2]string{
+	return [][2]string{
 		{"zookeeper.version", fullVersion()},
 		{"host.name", host},
 		{"java.version", runtime.Version()},
@@ -284,8 +286,6 @@ func (s *Server) writeEnvi(b *strings.Builder) {
 		{"os.memory.free", fmt.Sprintf("%dMB", (ms.Sys-ms.HeapInuse)>>20)},
 		{"os.memory.max", fmt.Sprintf("%dMB", ms.Sys>>20)},
 		{"os.memory.total", fmt.Sprintf("%dMB", ms.Sys>>20)},
-	} {
-		fmt.Fprintf(b, "%s=%s\n", kv[0], kv[1])
 	}
 }
 

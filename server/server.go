@@ -123,6 +123,9 @@ type Server struct {
 	sessionSeq  int64
 
 	stats serverStats
+	// traceMask is ZooKeeper's trace mask (gtmk, stmk): kept and reported,
+	// it selects nothing in Warden's logs.
+	traceMask atomic.Int64
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -199,6 +202,8 @@ func Start(cfg Config, opts Options) (_ *Server, err error) {
 		touched:   make(map[fsm.SessionID]struct{}),
 		closed:    make(chan struct{}),
 	}
+	s.stats.responses = newBufferSizes()
+	s.traceMask.Store(defaultTraceMask)
 	if s.log == nil {
 		s.log = slog.Default()
 	}

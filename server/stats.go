@@ -44,10 +44,45 @@ func (l *latency) reset() {
 	l.mu.Unlock()
 }
 
+// bufferSizes keeps the last, smallest and largest size of something in
+// bytes, -1 before the first (ZooKeeper's BufferStats).
+type bufferSizes struct {
+	mu sync.Mutex
+	// Invariant: all three are -1, or none is.
+	last, min, max int
+}
+
+func newBufferSizes() bufferSizes { return bufferSizes{last: -1, min: -1, max: -1} }
+
+func (b *bufferSizes) add(n int) {
+	b.mu.Lock()
+	b.last = n
+	if b.min < 0 || n < b.min {
+		b.min = n
+	}
+	b.max = max(b.max, n)
+	b.mu.Unlock()
+}
+
+func (b *bufferSizes) get() (last, lo, hi int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last, b.min, b.max
+}
+
+func (b *bufferSizes) reset() {
+	b.mu.Lock()
+	b.last, b.min, b.max = -1, -1, -1
+	b.mu.Unlock()
+}
+
 // serverStats are the counters behind srvr, stat and mntr.
 type serverStats struct {
 	received, sent, rejected, authFailed, expired, commits, watchEvents, throttled atomic.Int64
 	lat                                                                            latency
+	// responses are the sizes of the replies and events sent to clients
+	// (ZooKeeper's client_response stats).
+	responses bufferSizes
 }
 
 func (s *serverStats) observe(d time.Duration) { s.lat.add(d.Milliseconds()) }
@@ -56,6 +91,7 @@ func (s *serverStats) reset() {
 	s.received.Store(0)
 	s.sent.Store(0)
 	s.lat.reset()
+	s.responses.reset()
 }
 
 // connStats are one connection's counters for cons and stat.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/wardenzk/warden/internal/admin"
 	"github.com/wardenzk/warden/server"
 )
 
@@ -75,10 +76,21 @@ func runServer(args []string, level, auditLog string) error {
 		return err
 	}
 	log.Info("warden started", "config", source, "version", server.VersionLine())
+	var adm *admin.Server
+	if cfg.AdminEnableServer {
+		// As ZooKeeper, a server whose AdminServer cannot start keeps
+		// serving clients.
+		if adm, err = admin.Start(cfg, srv, log); err != nil {
+			log.Error("Problem starting AdminServer; serving clients without it", "err", err)
+		}
+	}
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
+	if adm != nil {
+		adm.Close()
+	}
 	return srv.Close()
 }

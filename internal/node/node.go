@@ -107,9 +107,11 @@ type Node struct {
 	tr   transport.Transport
 
 	updates chan replica.Update
-	stopc   chan struct{}
-	applyWG sync.WaitGroup
-	stop    sync.Once
+	// cloneReq carries CloneState's requests to the apply goroutine.
+	cloneReq chan chan clonedState
+	stopc    chan struct{}
+	applyWG  sync.WaitGroup
+	stop     sync.Once
 
 	// mu is the state lock: the apply goroutine holds it exclusively while
 	// it applies; reads share it.
@@ -139,6 +141,9 @@ type Node struct {
 	stopped bool
 
 	snap snapState
+	// lastSnap is the newest snapshot taken, installed or recovered from
+	// (nil before any): the AdminServer's last_snapshot.
+	lastSnap atomic.Pointer[SnapshotMark]
 	// rec is what Open recovered, consumed by Run.
 	rec *recovered
 }
@@ -171,6 +176,7 @@ func Open(cfg Config) (*Node, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		updates:   make(chan replica.Update, updateQueue),
+		cloneReq:  make(chan chan clonedState),
 		stopc:     make(chan struct{}),
 		appliedCh: make(chan struct{}, 1),
 		waiters:   make(map[int64]*waiter),
@@ -188,6 +194,9 @@ func Open(cfg Config) (*Node, error) {
 	n.disk = d
 	n.fsm = rec.fsm
 	n.rec = rec
+	if rec.snapAt != nil {
+		n.lastSnap.Store(&SnapshotMark{Zxid: rec.fsm.LastZxid(), Time: *rec.snapAt})
+	}
 	n.snap.last = rec.base.GetIndex()
 	n.applied.Store(rec.base.GetIndex())
 	return n, nil
@@ -488,6 +497,8 @@ func (n *Node) applyLoop() {
 			if !n.applyUpdate(u) {
 				return
 			}
+		case reply := <-n.cloneReq:
+			reply <- n.cloneState()
 		case now := <-sweep.C:
 			n.failAll(fmt.Errorf("%w: not applied within %v", ErrProposalLost, n.cfg.ProposeTimeout), true, now)
 		case <-n.stopc:

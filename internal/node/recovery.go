@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -40,6 +41,9 @@ type recovered struct {
 	hs     *raftpb.HardState
 	ents   []*raftpb.Entry // entries after base
 	source string          // for the start-up log line
+	// snapAt is the modification time of the snapshot file recovered
+	// from; nil when the state did not come from one.
+	snapAt *time.Time
 }
 
 // Bootstrap returns the snapshot metadata a fresh member of the given
@@ -101,6 +105,16 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 	case err == nil:
 		rec.base = meta
 		rec.source = fmt.Sprintf("snapshot at index %d", meta.GetIndex())
+		if infos, err := d.snaps.List(); err == nil {
+			for _, in := range infos {
+				if in.Index == meta.GetIndex() && in.Term == meta.GetTerm() {
+					if fi, err := fs.Stat(in.Path); err == nil {
+						at := fi.ModTime()
+						rec.snapAt = &at
+					}
+				}
+			}
+		}
 	case errors.Is(err, storage.ErrNoSnapshot):
 	default:
 		return fail(fmt.Errorf("node: load snapshot from %s: %w", storage.SnapDir(cfg.DataDir), err))

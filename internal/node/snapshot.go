@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -78,6 +79,7 @@ func (n *Node) maybeSnapshot() {
 			n.log.Error("snapshot failed; the log keeps growing until one succeeds", "index", meta.GetIndex(), "err", err)
 		} else {
 			n.log.Info("snapshot saved", "index", meta.GetIndex(), "took", time.Since(start).Round(time.Millisecond))
+			n.lastSnap.Store(&SnapshotMark{Zxid: clone.LastZxid(), Time: time.Now()})
 			n.raft.SnapshotSaved(meta)
 		}
 		// The next maybeSnapshot, after the next apply, may start another.
@@ -117,9 +119,73 @@ func (n *Node) install(meta *raftpb.SnapshotMetadata) error {
 	n.mu.Unlock()
 	n.applied.Store(meta.GetIndex())
 	s.last, s.since = meta.GetIndex(), 0
+	n.lastSnap.Store(&SnapshotMark{Zxid: f.LastZxid(), Time: time.Now()})
 	n.failAll(fmt.Errorf("%w: the state was replaced by a snapshot from the leader", ErrProposalLost), false, time.Time{})
 	n.log.Info("installed a snapshot from the leader", "index", meta.GetIndex(), "term", meta.GetTerm())
 	return nil
+}
+
+// SnapshotMark describes the newest snapshot of a member: the zxid of
+// the last write it holds and when it was written.
+type SnapshotMark struct {
+	Zxid fsm.Zxid
+	Time time.Time
+}
+
+// LastSnapshot returns the newest snapshot this member saved, installed
+// from the leader, or recovered from at start; false before any.
+func (n *Node) LastSnapshot() (SnapshotMark, bool) {
+	if m := n.lastSnap.Load(); m != nil {
+		return *m, true
+	}
+	return SnapshotMark{}, false
+}
+
+// clonedState is a copy of the state machine and the snapshot metadata
+// of the log index it is at.
+type clonedState struct {
+	meta *raftpb.SnapshotMetadata
+	fsm  *fsm.FSM
+	err  error
+}
+
+// cloneState copies the state machine at the applied index, on the apply
+// goroutine (so the two agree), under a brief exclusive lock.
+func (n *Node) cloneState() clonedState {
+	applied := n.applied.Load()
+	term, err := n.raft.Term(applied)
+	if err != nil {
+		return clonedState{err: fmt.Errorf("node: no term for the applied index %d: %w", applied, err)}
+	}
+	meta := &raftpb.SnapshotMetadata{Index: proto.Uint64(applied), Term: proto.Uint64(term), ConfState: n.raft.ConfState()}
+	n.mu.Lock()
+	clone := n.fsm.Clone()
+	n.mu.Unlock()
+	return clonedState{meta: meta, fsm: clone}
+}
+
+// CloneState returns a copy of the state machine that later applies do
+// not change, with the metadata of the log index it is at: what a
+// snapshot file of this moment holds (write it with storage.WriteSnapshot
+// and clone.WriteSnapshot). The apply goroutine takes the copy between two
+// applies; CloneState waits for it until ctx ends or the node stops.
+func (n *Node) CloneState(ctx context.Context) (*raftpb.SnapshotMetadata, *fsm.FSM, error) {
+	reply := make(chan clonedState, 1)
+	select {
+	case n.cloneReq <- reply:
+	case <-n.stopc:
+		return nil, nil, ErrNotServing
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	select {
+	case c := <-reply:
+		return c.meta, c.fsm, c.err
+	case <-n.stopc:
+		return nil, nil, ErrNotServing
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
 }
 
 // snapshots returns what the transport streams snapshots from and into.

@@ -63,6 +63,11 @@ func NewSnapshotter(fs FS, dir string, retain int, log *slog.Logger) *Snapshotte
 
 func snapName(term, index uint64) string { return fmt.Sprintf("snap-%016x-%016x.snap", term, index) }
 
+// SnapshotFileName is the name of the snapshot file of a log index and
+// its term in a member's version-2 directory: snap-<term>-<index>.snap,
+// each 16 hex digits.
+func SnapshotFileName(term, index uint64) string { return snapName(term, index) }
+
 func parseSnapName(name string) (term, index uint64, ok bool) {
 	if len(name) != len("snap-")+16+1+16+len(".snap") {
 		return 0, 0, false
@@ -122,11 +127,30 @@ func (fw fileWriter) Write(p []byte) (int, error) {
 }
 
 func (s *Snapshotter) writeFile(f File, name string, meta *raftpb.SnapshotMetadata, write func(io.Writer) error) error {
+	if err := writeSnapshot(f, name, meta, write); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return syncFailed("sync "+name, err)
+	}
+	return nil
+}
+
+// WriteSnapshot writes a complete snapshot file (the layout of the package
+// documentation: header, metadata, the compressed body write produces, checksum)
+// to w, without syncing it: a copy of a member's state outside its data
+// directory (the AdminServer's snapshot command). OpenSnapshotFile reads it.
+func WriteSnapshot(w io.Writer, meta *raftpb.SnapshotMetadata, write func(io.Writer) error) error {
+	return writeSnapshot(w, "snapshot", meta, write)
+}
+
+// writeSnapshot writes a snapshot file's bytes to w; name is for errors.
+func writeSnapshot(w io.Writer, name string, meta *raftpb.SnapshotMetadata, write func(io.Writer) error) error {
 	mb, err := proto.Marshal(meta)
 	if err != nil {
 		return fmt.Errorf("storage: encoding snapshot metadata: %w", err)
 	}
-	fw := fileWriter{w: bufio.NewWriterSize(f, 1<<20), crc: crc32.New(castagnoli)}
+	fw := fileWriter{w: bufio.NewWriterSize(w, 1<<20), crc: crc32.New(castagnoli)}
 	hdr := make([]byte, snapHeaderSize, snapHeaderSize+len(mb))
 	copy(hdr, snapMagic)
 	binary.LittleEndian.PutUint32(hdr[8:], snapVersion)
@@ -152,9 +176,6 @@ func (s *Snapshotter) writeFile(f File, name string, meta *raftpb.SnapshotMetada
 	}
 	if err := fw.w.Flush(); err != nil {
 		return writeError("writing "+name, err)
-	}
-	if err := f.Sync(); err != nil {
-		return syncFailed("sync "+name, err)
 	}
 	return nil
 }

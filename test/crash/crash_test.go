@@ -281,7 +281,7 @@ func newServer(t *testing.T, bin string) *server {
 		dataDir: filepath.Join(dir, "data"),
 	}
 	// A small snapCount: kills also land during snapshots and log compaction.
-	cfg := fmt.Sprintf("tickTime=2000\nsnapCount=64\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n",
+	cfg := fmt.Sprintf("tickTime=2000\nsnapCount=64\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n",
 		s.dataDir, port)
 	if err := os.WriteFile(s.Config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -74,7 +74,7 @@ func startEnsemble(t *testing.T, n, snapCount int) *ensemble {
 			dataDir: filepath.Join(dir, "data"),
 		}
 		cfg := fmt.Sprintf("tickTime=%d\ninitLimit=%d\nsyncLimit=%d\nmaxSessionTimeout=%d\nsnapCount=%d\n"+
-			"dataDir=%s\nclientPortAddress=%s\nclientPort=%d\n%s\n",
+			"dataDir=%s\nclientPortAddress=%s\nclientPort=%d\nadmin.enableServer=false\n%s\n",
 			tickTime, initLimit, syncLimit, maxSessionTimeout.Milliseconds(), snapCount,
 			m.dataDir, m.host, clientPort, strings.Join(servers, "\n"))
 		if err := os.MkdirAll(m.dataDir, 0o755); err != nil {

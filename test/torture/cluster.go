@@ -101,10 +101,10 @@ func startCluster(t *testing.T, target Target, n int, prefix, dir string) *clust
 			t.Fatal(err)
 		}
 		cfg := fmt.Sprintf("tickTime=%d\ninitLimit=%d\nsyncLimit=%d\nmaxSessionTimeout=%d\nsnapCount=%d\n"+
-			"dataDir=%s\nclientPort=%d\n4lw.commands.whitelist=*\n%s\n",
+			"dataDir=%s\nclientPort=%d\n4lw.commands.whitelist=*\nadmin.enableServer=false\n%s\n",
 			tickTime, initLimit, syncLimit, maxSessionTimeout, snapCount, m.dataDir, clientPort, strings.Join(servers, "\n"))
 		if target == ZooKeeper {
-			cfg += "admin.enableServer=false\nstandaloneEnabled=false\nreconfigEnabled=false\n"
+			cfg += "standaloneEnabled=false\nreconfigEnabled=false\n"
 		}
 		if err := os.WriteFile(m.Config, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
