@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/wardenzk/warden/internal/admin"
+	"github.com/wardenzk/warden/internal/console"
 	"github.com/wardenzk/warden/server"
 )
 
@@ -84,6 +85,11 @@ func runServer(args []string, level, auditLog string) error {
 			log.Error("Problem starting AdminServer; serving clients without it", "err", err)
 		}
 	}
+	var con *console.Console
+	if adm != nil {
+		con = console.New(srv, console.Options{Members: console.MembersOf(cfg), Logger: log})
+		adm.Handle("/ui/", con)
+	}
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -91,6 +97,7 @@ func runServer(args []string, level, auditLog string) error {
 	log.Info("stopping", "signal", s.String())
 	if adm != nil {
 		adm.Close()
+		con.Close()
 	}
 	return srv.Close()
 }

@@ -257,6 +257,9 @@ func Default() Config {
 	c.DataLogDir = c.DataDir
 	c.ClientPort = 2181
 	c.ClientPortAddress = "127.0.0.1"
+	// Like the client port, the AdminServer (its snapshot command, the
+	// console) stays on loopback until a zoo.cfg says otherwise.
+	c.AdminServerAddress = "127.0.0.1"
 	return c
 }
 
