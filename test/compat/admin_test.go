@@ -356,3 +356,29 @@ func extraNames(have, base []string) []string {
 	}
 	return out
 }
+
+// TestAdminServerServesConsole checks that `warden server` mounts the web
+// console on its AdminServer: the page, and its API reading the tree
+// through the server's own client port.
+func TestAdminServerServesConsole(t *testing.T) {
+	_, base := startWardenAdmin(t)
+	adminGet(t, base, "ruok") // waits until the AdminServer is up
+	hc := &http.Client{Timeout: 10 * time.Second}
+	for _, tc := range []struct{ path, contentType, body string }{
+		{"/ui/", "text/html", "<title>Warden console</title>"},
+		{"/ui/api/children?path=/", "application/json", `"zookeeper"`},
+	} {
+		resp, err := hc.Get(base + tc.path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", tc.path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("GET %s: %v", tc.path, err)
+		}
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), tc.contentType) || !strings.Contains(string(b), tc.body) {
+			t.Errorf("GET %s = %d %s, want 200 %s containing %s:\n%s", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), tc.contentType, tc.body, b)
+		}
+	}
+}
