@@ -15,6 +15,7 @@ import (
 	"github.com/wardenzk/warden/internal/auth"
 	"github.com/wardenzk/warden/internal/config"
 	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/internal/node"
 	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/internal/transport"
@@ -118,6 +119,8 @@ type Server struct {
 	sessionSeq  int64
 
 	stats serverStats
+	// metrics are ZooKeeper's and Warden's metrics (metrics.go).
+	metrics *metrics.Set
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -207,6 +210,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.maxBuffer = wire.DefaultMaxBuffer
 	}
 	s.started = s.now()
+	var err error
 	fsmOpts := fsm.Options{
 		ExtendedTypes:   cfg.ExtendedTypesEnabled,
 		SkipACL:         cfg.SkipACL,
@@ -225,15 +229,31 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.saslUsers = users
 	}
 
+	if s.metrics, _, err = newMetrics(&cfg); err != nil {
+		return nil, err
+	}
+	syncWarnMs, err := slowSync(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	if v := cfg.Participants(); !cfg.Standalone() && v%2 == 0 {
 		s.log.Warn("an even number of voting members tolerates no more failures than one fewer: use 3 or 5",
 			"voters", v, "tolerates_failures", (v-1)/2)
 	}
-	nd, err := node.Open(s.nodeConfig(fsmOpts, opts))
+	nc := s.nodeConfig(fsmOpts, opts)
+	nc.Metrics = s.metrics
+	// ZooKeeper warns when an fsync took more than the threshold in whole
+	// ms; 0 warns on every one.
+	nc.SlowSync = time.Duration(syncWarnMs) * time.Millisecond
+	if syncWarnMs == 0 {
+		nc.SlowSync = -1
+	}
+	nd, err := node.Open(nc)
 	if err != nil {
 		return nil, err
 	}
 	s.node = nd
+	s.exportMetrics()
 	if !cfg.Standalone() {
 		nd.Lock()
 		nd.FSM().SetMembership([]byte(cfg.MembershipText()), s.started.UnixMilli())
@@ -425,7 +445,6 @@ func (s *Server) applied(e *fsm.Entry, out fsm.Output) {
 	if len(out.Changes) > 0 {
 		s.fireWatches(out.Zxid, out.Changes)
 	}
-	s.stats.commits.Add(1)
 	switch {
 	case out.ClosedSession != 0:
 		s.sessionClosed(out.ClosedSession)

@@ -46,8 +46,8 @@ func (l *latency) reset() {
 
 // serverStats are the counters behind srvr, stat and mntr.
 type serverStats struct {
-	received, sent, rejected, authFailed, expired, commits, watchEvents, throttled atomic.Int64
-	lat                                                                            latency
+	received, sent, rejected, authFailed, expired, watchEvents, throttled atomic.Int64
+	lat                                                                   latency
 }
 
 func (s *serverStats) observe(d time.Duration) { s.lat.add(d.Milliseconds()) }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/server"
 )
 
@@ -53,6 +54,15 @@ func runServer(args []string) error {
 	srv, err := server.Start(cfg, server.Options{Logger: log})
 	if err != nil {
 		return err
+	}
+	// Start has already refused a metricsProvider.className it does not know.
+	if p, _ := metrics.ParseProvider(cfg.Lookup); p.Prometheus {
+		ep, err := metrics.Serve(srv.Metrics(), p, log)
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		defer ep.Close()
 	}
 	log.Info("warden started", "config", source, "version", server.VersionLine())
 

@@ -59,6 +59,10 @@ type Set struct {
 
 	// ZooKeeper's counters.
 
+	// CommitCount counts, on the leader, the writes committed (ZooKeeper's
+	// Leader.commit: one per proposal; a follower's stays 0, and so does
+	// a standalone server's).
+	CommitCount *Counter
 	// LookingCount counts the times the member started looking for a
 	// leader.
 	LookingCount *Counter
@@ -130,6 +134,7 @@ func New(opts Options) *Set {
 			func() float64 { return float64(c.Value()) }))
 		return c
 	}
+	s.CommitCount = counter("commit_count", "On the leader, writes committed by a quorum.")
 	s.LookingCount = counter("looking_count", "Times this member started looking for a leader.")
 	s.FsyncThresholdExceeded = counter("fsync_threshold_exceed_count", "Write-ahead log fsyncs slower than fsync.warningthresholdms.")
 
@@ -154,7 +159,7 @@ func New(opts Options) *Set {
 	}, []string{"op"})
 	s.LeaderChanges = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "warden_leader_changes_total",
-		Help: "Times this member saw the leader change (to another member or to none).",
+		Help: "Times this member learned of a new leader (its first one included).",
 	})
 	s.reg.MustRegister(s.WALFsync, s.SnapshotDuration, s.SnapshotBytes, s.RequestDuration, s.LeaderChanges,
 		&monitorCollector{s}, &raftCollector{s})

@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/internal/replica"
 	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/internal/transport"
@@ -83,6 +84,12 @@ type Config struct {
 	Hooks Hooks
 	// Logger receives the node's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics receives the node's measurements (elections, commits,
+	// snapshots, WAL fsyncs); nil records nothing.
+	Metrics *metrics.Set
+	// SlowSync is the WAL fsync duration past which a warning is logged
+	// (storage.WALOptions.SlowSync; fsync.warningthresholdms).
+	SlowSync time.Duration
 	// Fatal is called when the log can no longer be trusted and must not
 	// return; nil means log and exit(2).
 	Fatal func(error)
@@ -122,6 +129,8 @@ type Node struct {
 	reqID     atomic.Int64
 	// lead is the raft id of the last known leader; apply goroutine only.
 	lead uint64
+	// elect times elections for the metrics; apply goroutine only.
+	elect electionClock
 
 	propMu sync.Mutex
 	// propLast, propMin and propMax are the sizes in bytes of the raft
@@ -213,6 +222,11 @@ func (n *Node) Run() error {
 			return err
 		}
 		sender = n.tr
+	}
+	if !n.Standalone() {
+		// A member starts looking for a leader, as ZooKeeper's do.
+		n.elect.lookingSince = time.Now()
+		n.cfg.Metrics.LookingCount.Inc()
 	}
 	n.applyWG.Add(1)
 	go n.applyLoop()
@@ -316,6 +330,9 @@ func (n *Node) Leader() (MemberID, bool) {
 
 // Term returns the current raft term.
 func (n *Node) Term() uint64 { return n.raft.Status().Term }
+
+// Commit returns the index of the last log entry known committed.
+func (n *Node) Commit() uint64 { return n.raft.Commit() }
 
 // Paused reports whether writes are paused because the disk is full.
 func (n *Node) Paused() bool { return n.raft.Paused() }
@@ -514,6 +531,7 @@ func (n *Node) applyUpdate(u replica.Update) bool {
 			}
 		}
 		n.applied.Store(re.GetIndex())
+		n.elect.synced(n.cfg.Metrics, re.GetTerm(), time.Now())
 		n.snap.since += uint64(len(re.GetData()))
 		if n.Role() == Leading && len(re.GetData()) > 0 {
 			n.proposed(len(re.GetData()))
@@ -541,6 +559,7 @@ func (n *Node) applyEntry(re *raftpb.Entry) bool {
 		return false
 	}
 	self := int64(n.cfg.ID)
+	n.observeCommitted(entries)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for i := range entries {
@@ -590,6 +609,7 @@ func (n *Node) roleChanged(st *replica.Status) {
 	if n.lead != 0 && st.Lead != n.lead {
 		n.failAll(fmt.Errorf("%w: the leader changed", ErrProposalLost), false, time.Time{})
 	}
+	n.observeRole(old, r, n.lead, st, time.Now())
 	n.lead = st.Lead
 	if old != r {
 		lead, _ := n.Leader()

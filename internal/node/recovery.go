@@ -113,6 +113,8 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 		NoSync:    !cfg.ForceSync,
 		Logger:    log,
 		KeepAfter: rec.base.GetIndex(),
+		SlowSync:  cfg.SlowSync,
+		OnSync:    cfg.Metrics.ObserveFsync,
 	})
 	if err != nil {
 		return fail(fmt.Errorf("node: open write-ahead log in %s: %w", storage.WALDir(cfg.DataLogDir), err))
