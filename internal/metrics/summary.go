@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,10 +107,10 @@ func (s *Summary) monitor(out []Value) []Value {
 	s.mu.Unlock()
 	avg := 0.0
 	if count > 0 {
-		avg = math.Round(float64(sum)/float64(count)*1e4) / 1e4 // ZooKeeper rounds to 4 places
+		avg = float64(sum) / float64(count)
 	}
 	out = append(out,
-		Value{"avg_" + s.name, avg},
+		Value{"avg_" + s.name, javaDouble(avg)},
 		Value{"min_" + s.name, lo},
 		Value{"max_" + s.name, hi},
 		Value{"cnt_" + s.name, count},
@@ -132,6 +134,17 @@ func (s *Summary) monitor(out []Value) []Value {
 		out = append(out, Value{want.prefix + s.name, v})
 	}
 	return out
+}
+
+// javaDouble formats f rounded to 4 decimal places as Java's
+// Double.toString prints it, as mntr shows averages: "0.0", "1.5", "2.3333".
+func javaDouble(f float64) string {
+	s := strconv.FormatFloat(f, 'f', 4, 64)
+	s = strings.TrimRight(s, "0")
+	if strings.HasSuffix(s, ".") {
+		s += "0"
+	}
+	return s
 }
 
 // Counter is one of ZooKeeper's counters: /metrics exports it as a
