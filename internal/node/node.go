@@ -226,6 +226,7 @@ func (n *Node) Run() error {
 	if !n.Standalone() {
 		// A member starts looking for a leader, as ZooKeeper's do.
 		n.elect.lookingSince = time.Now()
+		n.elect.unavailableSince = n.elect.lookingSince
 		n.cfg.Metrics.LookingCount.Inc()
 	}
 	n.applyWG.Add(1)
