@@ -227,7 +227,9 @@ func (n *Node) Run() error {
 		// A member starts looking for a leader, as ZooKeeper's do.
 		n.elect.lookingSince = time.Now()
 		n.elect.unavailableSince = n.elect.lookingSince
-		n.cfg.Metrics.LookingCount.Inc()
+		if m := n.cfg.Metrics; m != nil {
+			m.LookingCount.Inc()
+		}
 	}
 	n.applyWG.Add(1)
 	go n.applyLoop()
