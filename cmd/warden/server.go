@@ -55,13 +55,12 @@ func runServer(args []string) error {
 	if err != nil {
 		return err
 	}
-	// Start has already refused a metricsProvider.className it does not know.
-	if p, _ := metrics.ParseProvider(cfg.Lookup); p.Prometheus {
-		ep, err := metrics.Serve(srv.Metrics(), p, log)
-		if err != nil {
-			srv.Close()
-			return err
-		}
+	ep, err := serveMetrics(cfg, srv, log)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	if ep != nil {
 		defer ep.Close()
 	}
 	log.Info("warden started", "config", source, "version", server.VersionLine())
@@ -71,6 +70,17 @@ func runServer(args []string) error {
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
 	return srv.Close()
+}
+
+// serveMetrics starts the /metrics endpoint when zoo.cfg names ZooKeeper's
+// Prometheus provider; it returns nil otherwise. server.Start has already
+// refused a provider class it does not know.
+func serveMetrics(cfg server.Config, srv *server.Server, log *slog.Logger) (*metrics.Endpoint, error) {
+	p, err := metrics.ParseProvider(cfg.Lookup)
+	if err != nil || !p.Prometheus {
+		return nil, err
+	}
+	return metrics.Serve(srv.Metrics(), p, log)
 }
 
 func runVersion() error {
