@@ -79,11 +79,12 @@ func (n *Node) observeRole(old, r Role, oldLead uint64, st *replica.Status, now 
 // synced runs after each applied entry: a follower is in sync with its
 // leader once it applied an entry of the leader's term (every raft leader
 // commits one when it starts), so it holds everything committed before.
-func (c *electionClock) synced(m *metrics.Set, term uint64, now time.Time) {
+func (c *electionClock) synced(m *metrics.Set, term uint64, clock func() time.Time) {
 	if c.syncSince.IsZero() || term < c.syncTerm {
 		return
 	}
 	if m != nil {
+		now := clock()
 		m.FollowerSyncTime.ObserveDuration(now.Sub(c.syncSince))
 		if !c.unavailableSince.IsZero() {
 			m.UnavailableTime.ObserveDuration(now.Sub(c.unavailableSince))

@@ -534,7 +534,7 @@ func (n *Node) applyUpdate(u replica.Update) bool {
 			}
 		}
 		n.applied.Store(re.GetIndex())
-		n.elect.synced(n.cfg.Metrics, re.GetTerm(), time.Now())
+		n.elect.synced(n.cfg.Metrics, re.GetTerm(), time.Now)
 		n.snap.since += uint64(len(re.GetData()))
 		if n.Role() == Leading && len(re.GetData()) > 0 {
 			n.proposed(len(re.GetData()))
