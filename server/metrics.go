@@ -3,9 +3,12 @@ package server
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/wardenzk/warden/internal/config"
 	"github.com/wardenzk/warden/internal/metrics"
+	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -17,27 +20,30 @@ func (s *Server) Metrics() *metrics.Set { return s.metrics }
 // newMetrics reads the metricsProvider.* and fsync.warningthresholdms
 // keys and builds the server's metrics. An unknown provider class or a
 // bad threshold stops the server, as they stop ZooKeeper.
-func newMetrics(cfg *config.Config) (*metrics.Set, metrics.Provider, error) {
+func newMetrics(cfg *config.Config) (*metrics.Set, error) {
 	p, err := metrics.ParseProvider(cfg.Lookup)
 	if err != nil {
-		return nil, p, err
+		return nil, err
 	}
-	return metrics.New(metrics.Options{Runtime: p.Runtime}), p, nil
+	return metrics.New(metrics.Options{Runtime: p.Runtime}), nil
 }
 
-// slowSync reads fsync.warningthresholdms (default 1000): a WAL fsync
-// longer than that many milliseconds is logged and counted
-// (fsync_threshold_exceed_count). 0 reports every fsync.
-func slowSync(cfg *config.Config) (ms int64, err error) {
+// slowSync reads fsync.warningthresholdms (default 1000) as the node's
+// SlowSync: a WAL fsync longer than that many milliseconds is logged and
+// counted (fsync_threshold_exceed_count); 0 reports every fsync.
+func slowSync(cfg *config.Config) (time.Duration, error) {
 	v, ok := cfg.Lookup("fsync.warningthresholdms")
 	if !ok {
-		return 1000, nil
+		return storage.DefaultSlowSync, nil
 	}
-	ms, err = strconv.ParseInt(v, 10, 64)
+	ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil || ms < 0 {
 		return 0, fmt.Errorf("server: fsync.warningthresholdms=%q is not a number of milliseconds: use a whole number, e.g. 1000", v)
 	}
-	return ms, nil
+	if ms == 0 {
+		return -1, nil // storage.WALOptions: every fsync
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // exportMetrics has /metrics export the server's mntr values at each

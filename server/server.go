@@ -210,7 +210,6 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.maxBuffer = wire.DefaultMaxBuffer
 	}
 	s.started = s.now()
-	var err error
 	fsmOpts := fsm.Options{
 		ExtendedTypes:   cfg.ExtendedTypesEnabled,
 		SkipACL:         cfg.SkipACL,
@@ -229,10 +228,12 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		s.saslUsers = users
 	}
 
-	if s.metrics, _, err = newMetrics(&cfg); err != nil {
+	m, err := newMetrics(&cfg)
+	if err != nil {
 		return nil, err
 	}
-	syncWarnMs, err := slowSync(&cfg)
+	s.metrics = m
+	slow, err := slowSync(&cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -241,13 +242,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 			"voters", v, "tolerates_failures", (v-1)/2)
 	}
 	nc := s.nodeConfig(fsmOpts, opts)
-	nc.Metrics = s.metrics
-	// ZooKeeper warns when an fsync took more than the threshold in whole
-	// ms; 0 warns on every one.
-	nc.SlowSync = time.Duration(syncWarnMs) * time.Millisecond
-	if syncWarnMs == 0 {
-		nc.SlowSync = -1
-	}
+	nc.Metrics, nc.SlowSync = s.metrics, slow
 	nd, err := node.Open(nc)
 	if err != nil {
 		return nil, err
