@@ -124,6 +124,7 @@ var zkNames = map[string]dto.MetricType{
 	"updatelatency": dto.MetricType_SUMMARY, "proposal_latency": dto.MetricType_SUMMARY,
 	"quorum_ack_latency": dto.MetricType_SUMMARY, "follower_sync_time": dto.MetricType_SUMMARY,
 	"unavailable_time": dto.MetricType_SUMMARY, "leader_unavailable_time": dto.MetricType_SUMMARY,
+	"dbinittime": dto.MetricType_SUMMARY,
 }
 
 // wardenNames are Warden's own metrics and the Go runtime's.
@@ -160,6 +161,9 @@ func TestMetricsEveryNameExported(t *testing.T) {
 				t.Errorf("%s is a %v, want a %v", name, mf.GetType(), typ)
 			}
 		}
+	}
+	if got := s.value("dbinittime"); got != 1 {
+		t.Errorf("dbinittime_count = %v, want 1 (the start)", got)
 	}
 	// Summaries carry ZooKeeper's quantiles: the median, plus 0.9 and 0.99
 	// for the latencies.
@@ -328,7 +332,7 @@ func TestMntrHasTheSummariesAndAgreesWithMetrics(t *testing.T) {
 	waitMetric(t, srv, "the create's latency", func(s scrape) bool { return s.value("updatelatency") >= 1 })
 	mntr := mntrValues(fourLetter(t, srv, "mntr"))
 	summaries := []string{"election_time", "fsynctime", "snapshottime", "readlatency", "updatelatency",
-		"proposal_latency", "quorum_ack_latency", "follower_sync_time", "unavailable_time", "leader_unavailable_time"}
+		"proposal_latency", "quorum_ack_latency", "follower_sync_time", "unavailable_time", "leader_unavailable_time", "dbinittime"}
 	for _, name := range summaries {
 		for _, p := range []string{"avg_", "min_", "max_", "cnt_", "sum_"} {
 			if _, ok := mntr[p+name]; !ok {

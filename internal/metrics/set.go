@@ -35,6 +35,9 @@ type Set struct {
 	FsyncTime *Summary
 	// SnapshotTime is the time to write a snapshot of the state. Basic.
 	SnapshotTime *Summary
+	// DBInitTime is the time to load the state at start: the snapshot,
+	// then the write-ahead log replayed. Basic.
+	DBInitTime *Summary
 	// ReadLatency is the time from receiving a client request that is not
 	// a write (pings included) to its reply. Advanced.
 	ReadLatency *Summary
@@ -119,6 +122,7 @@ func New(opts Options) *Set {
 	s.ElectionTime = sum("election_time", "Time from the start of a leader election to leading or following, in ms.", Basic)
 	s.FsyncTime = sum("fsynctime", "Duration of each fsync of the write-ahead log, in ms.", Basic)
 	s.SnapshotTime = sum("snapshottime", "Time to write a snapshot, in ms.", Basic)
+	s.DBInitTime = sum("dbinittime", "Time to load the state at start (snapshot and log replay), in ms.", Basic)
 	s.ReadLatency = sum("readlatency", "Latency of client requests that are not writes (pings included), in ms.", Advanced)
 	s.UpdateLatency = sum("updatelatency", "Latency of client writes, from receipt to reply, in ms.", Advanced)
 	s.ProposalLatency = sum("proposal_latency", "On a non-leader, time from a write's proposal to its arrival in this member's state, in ms.", Advanced)

@@ -190,10 +190,12 @@ func Open(cfg Config) (*Node, error) {
 	// Request ids never repeat across restarts: a replayed entry of an
 	// earlier run must not match a waiter of this one.
 	n.reqID.Store(time.Now().UnixNano())
+	start := time.Now()
 	d, rec, err := openDisk(&n.cfg, n.log)
 	if err != nil {
 		return nil, err
 	}
+	rec.took = time.Since(start)
 	n.disk = d
 	n.fsm = rec.fsm
 	n.rec = rec
@@ -288,6 +290,10 @@ func (n *Node) Run() error {
 	sessions := len(n.fsm.SessionIDs())
 	zxid := n.fsm.LastZxid()
 	n.mu.RUnlock()
+	// ZooKeeper's dbinittime: loading the snapshot and replaying the log.
+	if m := n.cfg.Metrics; m != nil {
+		m.DBInitTime.ObserveDuration(rec.took + time.Since(start))
+	}
 	n.log.Info("recovered", "from", rec.source, "replayed_entries", want-rec.base.GetIndex(),
 		"zxid", zxid.String(), "sessions", sessions, "took", time.Since(start).Round(time.Millisecond))
 	return nil

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -40,6 +41,7 @@ type recovered struct {
 	hs     *raftpb.HardState
 	ents   []*raftpb.Entry // entries after base
 	source string          // for the start-up log line
+	took   time.Duration   // reading the snapshot and the WAL
 }
 
 // Bootstrap returns the snapshot metadata a fresh member of the given
