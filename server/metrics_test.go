@@ -124,7 +124,7 @@ var zkNames = map[string]dto.MetricType{
 	"updatelatency": dto.MetricType_SUMMARY, "proposal_latency": dto.MetricType_SUMMARY,
 	"quorum_ack_latency": dto.MetricType_SUMMARY, "follower_sync_time": dto.MetricType_SUMMARY,
 	"unavailable_time": dto.MetricType_SUMMARY, "leader_unavailable_time": dto.MetricType_SUMMARY,
-	"dbinittime": dto.MetricType_SUMMARY,
+	"dbinittime": dto.MetricType_SUMMARY, "observer_sync_time": dto.MetricType_SUMMARY,
 }
 
 // wardenNames are Warden's own metrics and the Go runtime's.
@@ -332,7 +332,7 @@ func TestMntrHasTheSummariesAndAgreesWithMetrics(t *testing.T) {
 	waitMetric(t, srv, "the create's latency", func(s scrape) bool { return s.value("updatelatency") >= 1 })
 	mntr := mntrValues(fourLetter(t, srv, "mntr"))
 	summaries := []string{"election_time", "fsynctime", "snapshottime", "readlatency", "updatelatency",
-		"proposal_latency", "quorum_ack_latency", "follower_sync_time", "unavailable_time", "leader_unavailable_time", "dbinittime"}
+		"proposal_latency", "quorum_ack_latency", "follower_sync_time", "unavailable_time", "leader_unavailable_time", "dbinittime", "observer_sync_time"}
 	for _, name := range summaries {
 		for _, p := range []string{"avg_", "min_", "max_", "cnt_", "sum_"} {
 			if _, ok := mntr[p+name]; !ok {

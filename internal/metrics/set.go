@@ -53,6 +53,8 @@ type Set struct {
 	// FollowerSyncTime is, on a follower, the time from learning a new
 	// leader to being in sync with it. Basic.
 	FollowerSyncTime *Summary
+	// ObserverSyncTime is FollowerSyncTime for an observer. Basic.
+	ObserverSyncTime *Summary
 	// UnavailableTime is the time a member spent without serving (no
 	// leader known), each time it serves again. Basic.
 	UnavailableTime *Summary
@@ -128,6 +130,7 @@ func New(opts Options) *Set {
 	s.ProposalLatency = sum("proposal_latency", "On a non-leader, time from a write's proposal to its arrival in this member's state, in ms.", Advanced)
 	s.QuorumAckLatency = sum("quorum_ack_latency", "On the leader, time from a write's proposal to its commit by a quorum, in ms.", Advanced)
 	s.FollowerSyncTime = sum("follower_sync_time", "On a follower, time from learning a new leader to being in sync with it, in ms.", Basic)
+	s.ObserverSyncTime = sum("observer_sync_time", "On an observer, time from learning a new leader to being in sync with it, in ms.", Basic)
 	s.UnavailableTime = sum("unavailable_time", "Time the member spent without a leader, each time it serves again, in ms.", Basic)
 	s.LeaderUnavailableTime = sum("leader_unavailable_time", "unavailable_time of the periods that ended with this member leading, in ms.", Basic)
 

@@ -23,13 +23,16 @@ type electionClock struct {
 	// entry of the leader's term (syncTerm); zero otherwise.
 	syncSince time.Time
 	syncTerm  uint64
+	// observer is set when the member syncing is an observer
+	// (observer_sync_time rather than follower_sync_time).
+	observer bool
 }
 
 // observeRole records what a role change means for the metrics: an
 // election starts when the member loses its leader, and ends when it
 // leads or follows (election_time); a member that leads is available
 // again at once, one that follows once in sync (unavailable_time,
-// follower_sync_time). A standalone member never elects.
+// follower_sync_time, observer_sync_time). A standalone member never elects.
 func (n *Node) observeRole(old, r Role, oldLead uint64, st *replica.Status, now time.Time) {
 	m := n.cfg.Metrics
 	if m == nil {
@@ -73,7 +76,7 @@ func (n *Node) observeRole(old, r Role, oldLead uint64, st *replica.Status, now 
 		}
 		return
 	}
-	c.syncSince, c.syncTerm = now, st.Term
+	c.syncSince, c.syncTerm, c.observer = now, st.Term, r == Observing
 }
 
 // synced runs after each applied entry: a follower is in sync with its
@@ -85,7 +88,11 @@ func (c *electionClock) synced(m *metrics.Set, term uint64, clock func() time.Ti
 	}
 	if m != nil {
 		now := clock()
-		m.FollowerSyncTime.ObserveDuration(now.Sub(c.syncSince))
+		if c.observer {
+			m.ObserverSyncTime.ObserveDuration(now.Sub(c.syncSince))
+		} else {
+			m.FollowerSyncTime.ObserveDuration(now.Sub(c.syncSince))
+		}
 		if !c.unavailableSince.IsZero() {
 			m.UnavailableTime.ObserveDuration(now.Sub(c.unavailableSince))
 		}

@@ -49,6 +49,8 @@ func TestElectionClock(t *testing.T) {
 			{ms: 10, role: Following, lead: 2, term: 2}, {ms: 10, apply: 2},
 			{ms: 100, role: Looking, lead: 0, term: 3}, {ms: 130, role: Following, lead: 3, term: 3}, {ms: 140, apply: 3}},
 			map[string][2]int64{"election_time": {2, 40}, "follower_sync_time": {2, 10}, "unavailable_time": {2, 50}}, 2},
+		{"starts, observes, syncs", []step{{ms: 30, role: Observing, lead: 2, term: 2}, {ms: 45, apply: 2}},
+			map[string][2]int64{"election_time": {1, 30}, "observer_sync_time": {1, 15}, "follower_sync_time": {0, 0}, "unavailable_time": {1, 45}}, 1},
 		{"moved straight to a new leader", []step{
 			{ms: 10, role: Following, lead: 2, term: 2}, {ms: 10, apply: 2},
 			{ms: 100, role: Following, lead: 3, term: 3}, {ms: 104, apply: 3}},
