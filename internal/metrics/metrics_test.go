@@ -265,3 +265,27 @@ func TestServeFailsOnATakenPort(t *testing.T) {
 		t.Errorf("error does not wrap the listen error: %v", err)
 	}
 }
+
+func TestSummaryConcurrentObserve(t *testing.T) {
+	s := New(Options{})
+	const goroutines, each = 8, 500
+	done := make(chan struct{})
+	for g := range goroutines {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range each {
+				s.UpdateLatency.Observe(int64(g*each + i))
+			}
+		}()
+	}
+	for range goroutines {
+		<-done
+	}
+	m := monitorMap(s)
+	if m["cnt_updatelatency"] != int64(goroutines*each) || m["min_updatelatency"] != int64(0) || m["max_updatelatency"] != int64(goroutines*each-1) {
+		t.Errorf("cnt/min/max = %v/%v/%v, want %d/0/%d", m["cnt_updatelatency"], m["min_updatelatency"], m["max_updatelatency"], goroutines*each, goroutines*each-1)
+	}
+	if got := gather(t, s)["updatelatency"].GetMetric()[0].GetSummary().GetSampleCount(); got != goroutines*each {
+		t.Errorf("updatelatency_count = %d, want %d", got, goroutines*each)
+	}
+}

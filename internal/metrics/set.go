@@ -118,7 +118,7 @@ func New(opts Options) *Set {
 	sum := func(name, help string, level Level) *Summary {
 		x := newSummary(name, help, level)
 		s.summaries = append(s.summaries, x)
-		s.reg.MustRegister(x.prom)
+		s.reg.MustRegister(x)
 		return x
 	}
 	s.ElectionTime = sum("election_time", "Time from the start of a leader election to leading or following, in ms.", Basic)

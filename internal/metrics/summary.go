@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,11 +24,19 @@ const (
 	Advanced
 )
 
-// objectives are the quantiles /metrics exports, with their tolerated
-// errors, as ZooKeeper's Prometheus provider (3.9) declares them.
+// exported are the quantiles /metrics shows for each level, as
+// ZooKeeper's Prometheus provider (3.9) declares them.
+var exported = map[Level][]float64{
+	Basic:    {0.5},
+	Advanced: {0.5, 0.9, 0.99},
+}
+
+// objectives are the quantiles a summary tracks, with their tolerated
+// errors: ZooKeeper's for the exported ones (0.05, 0.01, 0.001), and for
+// an Advanced summary the extra ones mntr prints.
 var objectives = map[Level]map[float64]float64{
 	Basic:    {0.5: 0.05},
-	Advanced: {0.5: 0.05, 0.9: 0.01, 0.99: 0.001},
+	Advanced: {0.5: 0.05, 0.9: 0.01, 0.95: 0.005, 0.99: 0.001, 0.999: 0.0001},
 }
 
 // mntrQuantiles are the percentiles mntr prints for an Advanced summary.
@@ -41,30 +48,29 @@ var mntrQuantiles = []struct {
 // Summary is one of ZooKeeper's summaries: values (milliseconds for the
 // times) whose count, sum and quantiles /metrics exports as
 // name{quantile=…}, name_sum and name_count, and whose avg/min/max/cnt/sum
-// (and percentiles when Advanced) mntr prints. Safe for concurrent use.
+// (and percentiles when Advanced) mntr prints. Quantiles cover the last
+// 10 minutes (client_golang's default window, as ZooKeeper's simpleclient);
+// the mntr figures cover the server's lifetime. Safe for concurrent use;
+// Observe takes one lock (the quantile stream's).
 type Summary struct {
 	name  string
 	level Level
-	prom  prometheus.Summary
-	// pct computes mntr's percentiles of an Advanced summary; nil for
-	// Basic ones.
-	pct prometheus.Summary
+	desc  *prometheus.Desc
+	// prom tracks every quantile of objectives[level]; Collect exports
+	// those of exported[level].
+	prom prometheus.Summary
 
-	mu sync.Mutex
-	// Invariant: count == 0 implies sum == min == max == 0.
-	count, sum, min, max int64
+	count, sum atomic.Int64
+	// min and max hold math.MaxInt64 and math.MinInt64 until the first
+	// value.
+	min, max atomic.Int64
 }
 
 func newSummary(name, help string, level Level) *Summary {
-	s := &Summary{name: name, level: level}
+	s := &Summary{name: name, level: level, desc: prometheus.NewDesc(name, help, nil, nil)}
 	s.prom = prometheus.NewSummary(prometheus.SummaryOpts{Name: name, Help: help, Objectives: objectives[level]})
-	if level == Advanced {
-		obj := make(map[float64]float64, len(mntrQuantiles))
-		for _, q := range mntrQuantiles {
-			obj[q.q] = 0.0005
-		}
-		s.pct = prometheus.NewSummary(prometheus.SummaryOpts{Name: name, Help: help, Objectives: obj})
-	}
+	s.min.Store(math.MaxInt64)
+	s.max.Store(math.MinInt64)
 	return s
 }
 
@@ -74,40 +80,64 @@ func (s *Summary) Observe(v int64) {
 		return
 	}
 	s.prom.Observe(float64(v))
-	if s.pct != nil {
-		s.pct.Observe(float64(v))
+	s.count.Add(1)
+	s.sum.Add(v)
+	for cur := s.min.Load(); v < cur && !s.min.CompareAndSwap(cur, v); cur = s.min.Load() {
 	}
-	s.mu.Lock()
-	if s.count == 0 || v < s.min {
-		s.min = v
+	for cur := s.max.Load(); v > cur && !s.max.CompareAndSwap(cur, v); cur = s.max.Load() {
 	}
-	if s.count == 0 || v > s.max {
-		s.max = v
-	}
-	s.sum += v
-	s.count++
-	s.mu.Unlock()
 }
 
 // ObserveDuration records d in whole milliseconds, ZooKeeper's unit.
 func (s *Summary) ObserveDuration(d time.Duration) { s.Observe(d.Milliseconds()) }
 
 // Count returns how many values were recorded.
-func (s *Summary) Count() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.count
+func (s *Summary) Count() int64 { return s.count.Load() }
+
+// Describe implements prometheus.Collector.
+func (s *Summary) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+
+// Collect implements prometheus.Collector: the summary with ZooKeeper's
+// quantiles only.
+func (s *Summary) Collect(ch chan<- prometheus.Metric) {
+	count, sum, qs, err := s.read()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(s.desc, err)
+		return
+	}
+	out := make(map[float64]float64, len(exported[s.level]))
+	for _, q := range exported[s.level] {
+		out[q] = qs[q]
+	}
+	ch <- prometheus.MustNewConstSummary(s.desc, count, sum, out)
+}
+
+// read returns the windowed count, sum and quantiles.
+func (s *Summary) read() (count uint64, sum float64, qs map[float64]float64, err error) {
+	var m dto.Metric
+	if err := s.prom.Write(&m); err != nil {
+		return 0, 0, nil, err
+	}
+	qs = make(map[float64]float64)
+	for _, q := range m.GetSummary().GetQuantile() {
+		qs[q.GetQuantile()] = q.GetValue()
+	}
+	return m.GetSummary().GetSampleCount(), m.GetSummary().GetSampleSum(), qs, nil
 }
 
 // monitor appends mntr's lines for s: avg_, min_, max_, cnt_, sum_ and,
 // for an Advanced summary, p50_, p95_, p99_ and p999_.
 func (s *Summary) monitor(out []Value) []Value {
-	s.mu.Lock()
-	count, sum, lo, hi := s.count, s.sum, s.min, s.max
-	s.mu.Unlock()
+	count, sum, lo, hi := s.count.Load(), s.sum.Load(), s.min.Load(), s.max.Load()
 	avg := 0.0
 	if count > 0 {
 		avg = float64(sum) / float64(count)
+	}
+	if lo == math.MaxInt64 {
+		lo = 0 // no value yet, as ZooKeeper prints it
+	}
+	if hi == math.MinInt64 {
+		hi = 0
 	}
 	out = append(out,
 		Value{"avg_" + s.name, javaDouble(avg)},
@@ -116,20 +146,14 @@ func (s *Summary) monitor(out []Value) []Value {
 		Value{"cnt_" + s.name, count},
 		Value{"sum_" + s.name, sum},
 	)
-	if s.pct == nil {
+	if s.level != Advanced {
 		return out
 	}
-	var m dto.Metric
-	if err := s.pct.Write(&m); err != nil {
-		return out
-	}
-	qs := m.GetSummary().GetQuantile()
+	_, _, qs, err := s.read()
 	for _, want := range mntrQuantiles {
 		var v int64
-		for _, q := range qs {
-			if q.GetQuantile() == want.q && !math.IsNaN(q.GetValue()) {
-				v = int64(math.Round(q.GetValue()))
-			}
+		if q, ok := qs[want.q]; err == nil && ok && !math.IsNaN(q) {
+			v = int64(math.Round(q))
 		}
 		out = append(out, Value{want.prefix + s.name, v})
 	}
