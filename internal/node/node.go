@@ -273,7 +273,11 @@ func (n *Node) Run() error {
 	}
 	start := time.Now()
 	lastLog := start
+	replayed := time.Duration(-1) // when the committed log was applied; a standalone member then waits to lead
 	for n.applied.Load() < want || (n.Standalone() && !n.Role().Serving()) {
+		if replayed < 0 && n.applied.Load() >= want {
+			replayed = time.Since(start)
+		}
 		if time.Since(lastLog) >= time.Second {
 			n.log.Info("replaying the log", "applied", n.applied.Load(), "last", want)
 			lastLog = time.Now()
@@ -291,8 +295,11 @@ func (n *Node) Run() error {
 	zxid := n.fsm.LastZxid()
 	n.mu.RUnlock()
 	// ZooKeeper's dbinittime: loading the snapshot and replaying the log.
+	if replayed < 0 {
+		replayed = time.Since(start)
+	}
 	if m := n.cfg.Metrics; m != nil {
-		m.DBInitTime.ObserveDuration(rec.took + time.Since(start))
+		m.DBInitTime.ObserveDuration(rec.took + replayed)
 	}
 	n.log.Info("recovered", "from", rec.source, "replayed_entries", want-rec.base.GetIndex(),
 		"zxid", zxid.String(), "sessions", sessions, "took", time.Since(start).Round(time.Millisecond))
