@@ -522,6 +522,8 @@ func (c *conn) observe(r *reply) {
 	now := c.srv.now()
 	c.stats.observe(r, now)
 	c.srv.stats.observe(now.Sub(r.start))
+	// A request without exec was proposed: a write (updatelatency).
+	c.srv.metrics.ObserveRequest(opName(r.op), r.exec == nil, now.Sub(r.start))
 }
 
 // replyFrame encodes a reply header and, when err is OK and resp is not

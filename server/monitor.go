@@ -14,8 +14,20 @@ type Metric struct {
 
 // Monitor returns what mntr reports, in mntr's order: the values every
 // server has, then a member's peer state and quorum size, then the
-// leader's view of its followers.
+// leader's view of its followers, then ZooKeeper's counters and summaries
+// (avg_/min_/max_/cnt_/sum_<name>, and p50_/p95_/p99_/p999_<name> for
+// the latencies).
 func (s *Server) Monitor() []Metric {
+	m := s.serverMonitor()
+	for _, v := range s.metrics.Monitor() {
+		m = append(m, Metric{v.Name, v.Value})
+	}
+	return m
+}
+
+// serverMonitor is the part of mntr that /metrics exports as ZooKeeper's
+// gauges, computed at each scrape (Server.exportMetrics).
+func (s *Server) serverMonitor() []Metric {
 	lmin, lavg, lmax := s.stats.lat.get()
 	s.node.RLock()
 	t := s.node.FSM().Tree()
@@ -47,7 +59,6 @@ func (s *Server) Monitor() []Metric {
 		{"connection_drop_probability", "0.0"},
 		{"auth_failed_count", s.stats.authFailed.Load()},
 		{"connection_rejected", s.stats.rejected.Load()},
-		{"commit_count", s.stats.commits.Load()},
 		{"session_expired_count", s.stats.expired.Load()},
 		{"watch_events_sent", s.stats.watchEvents.Load()},
 		{"throttled_ops", s.stats.throttled.Load()},

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenzk/warden/internal/auth"
 	"github.com/wardenzk/warden/internal/config"
 	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/internal/node"
 	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/internal/transport"
@@ -126,6 +127,8 @@ type Server struct {
 	// traceMask is ZooKeeper's trace mask (gtmk, stmk): kept and reported,
 	// it selects nothing in Warden's logs.
 	traceMask atomic.Int64
+	// metrics are ZooKeeper's and Warden's metrics (metrics.go).
+	metrics *metrics.Set
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -241,15 +244,27 @@ func Start(cfg Config, opts Options) (_ *Server, err error) {
 		s.saslUsers = users
 	}
 
+	m, err := newMetrics(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	slow, err := slowSync(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	if v := cfg.Participants(); !cfg.Standalone() && v%2 == 0 {
 		s.log.Warn("an even number of voting members tolerates no more failures than one fewer: use 3 or 5",
 			"voters", v, "tolerates_failures", (v-1)/2)
 	}
-	nd, err := node.Open(s.nodeConfig(fsmOpts, opts))
+	nc := s.nodeConfig(fsmOpts, opts)
+	nc.Metrics, nc.SlowSync = s.metrics, slow
+	nd, err := node.Open(nc)
 	if err != nil {
 		return nil, err
 	}
 	s.node = nd
+	s.exportMetrics()
 	if !cfg.Standalone() {
 		nd.Lock()
 		nd.FSM().SetMembership([]byte(cfg.MembershipText()), s.started.UnixMilli())
@@ -443,7 +458,6 @@ func (s *Server) applied(e *fsm.Entry, out fsm.Output) {
 	if len(out.Changes) > 0 {
 		s.fireWatches(out.Zxid, out.Changes)
 	}
-	s.stats.commits.Add(1)
 	switch {
 	case out.ClosedSession != 0:
 		s.audit.sessionClosed(out.ClosedSession, out.Changes)

@@ -78,8 +78,8 @@ func (b *bufferSizes) reset() {
 
 // serverStats are the counters behind srvr, stat and mntr.
 type serverStats struct {
-	received, sent, rejected, authFailed, expired, commits, watchEvents, throttled atomic.Int64
-	lat                                                                            latency
+	received, sent, rejected, authFailed, expired, watchEvents, throttled atomic.Int64
+	lat                                                                   latency
 	// responses are the sizes of the replies and events sent to clients
 	// (ZooKeeper's client_response stats).
 	responses bufferSizes

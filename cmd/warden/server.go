@@ -11,6 +11,7 @@ import (
 
 	"github.com/wardenzk/warden/internal/admin"
 	"github.com/wardenzk/warden/internal/console"
+	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/server"
 )
 
@@ -76,6 +77,14 @@ func runServer(args []string, level, auditLog string) error {
 	if err != nil {
 		return err
 	}
+	ep, err := serveMetrics(cfg, srv, log)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	if ep != nil {
+		defer ep.Close()
+	}
 	log.Info("warden started", "config", source, "version", server.VersionLine())
 	var adm *admin.Server
 	if cfg.AdminEnableServer {
@@ -100,4 +109,15 @@ func runServer(args []string, level, auditLog string) error {
 		con.Close()
 	}
 	return srv.Close()
+}
+
+// serveMetrics starts the /metrics endpoint when zoo.cfg names ZooKeeper's
+// Prometheus provider; it returns nil otherwise. server.Start has already
+// refused a provider class it does not know.
+func serveMetrics(cfg server.Config, srv *server.Server, log *slog.Logger) (*metrics.Endpoint, error) {
+	p, err := metrics.ParseProvider(cfg.Lookup)
+	if err != nil || !p.Prometheus {
+		return nil, err
+	}
+	return metrics.Serve(srv.Metrics(), p, log)
 }

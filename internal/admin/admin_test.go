@@ -576,8 +576,9 @@ func TestStartAndHandle(t *testing.T) {
 		}
 	}
 	cfg = srv.Config()
+	// The embedded default keeps the AdminServer on loopback (a zoo.cfg: 0.0.0.0).
 	cfg.Raw = map[string]string{"zookeeper.admin.idleTimeout": "1500"}
-	if st, err := ReadSettings(cfg); err != nil || st.IdleTimeout != 1500*time.Millisecond || st.Addr != "0.0.0.0:8080" || st.CommandURL != "/commands" {
+	if st, err := ReadSettings(cfg); err != nil || st.IdleTimeout != 1500*time.Millisecond || st.Addr != "127.0.0.1:8080" || st.CommandURL != "/commands" {
 		t.Errorf("settings %+v, %v", st, err)
 	}
 }

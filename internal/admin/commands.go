@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wardenzk/warden/internal/storage"
+	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/server"
 )
 
@@ -379,16 +380,17 @@ func (h *handler) serverStats(_ *request, resp *response) {
 	st := srv.Stats()
 	data, log := srv.DirSizes()
 	responses := bufferStats(srv.ResponseSizes())
+	provider, _ := metrics.ParseProvider(h.a.cfg.Lookup) // server.Start refused a bad one
 	resp.put("version", strings.TrimPrefix(server.VersionLine(), "Zookeeper version: "))
 	resp.put("read_only", st.Mode == "read-only")
 	resp.put("server_stats", object{
 		{"packets_sent", st.Sent},
 		{"packets_received", st.Received},
-		{"fsync_threshold_exceed_count", int64(0)},
+		{"fsync_threshold_exceed_count", srv.Metrics().FsyncThresholdExceeded.Value()},
 		{"client_response_stats", responses},
 		{"data_dir_size", data},
 		{"log_dir_size", log},
-		{"provider_null", false},
+		{"provider_null", !provider.Prometheus},
 		{"server_state", st.Mode},
 		{"last_processed_zxid", st.LastZxid},
 		{"outstanding_requests", st.Outstanding},

@@ -105,7 +105,7 @@ func TestDefault(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("Default().Validate: %v", err)
 	}
-	if c.ClientPortAddress != "127.0.0.1" || c.ClientPort != 2181 || c.DataDir != "./warden-data" ||
+	if c.ClientPortAddress != "127.0.0.1" || c.AdminServerAddress != "127.0.0.1" || c.ClientPort != 2181 || c.DataDir != "./warden-data" ||
 		c.DataLogDir != "./warden-data" || c.TickTime != 2000 || !c.Standalone() {
 		t.Errorf("Default() = %+v", c)
 	}

@@ -155,7 +155,7 @@ var acceptedKeys = setOf(
 	"admin.snapshot.enabled", "admin.restore.enabled", "admin.rateLimiterIntervalInMS",
 	// JVM pause monitor (Go has no JVM pauses).
 	"jvm.pause.info-threshold.ms", "jvm.pause.warn-threshold.ms", "jvm.pause.sleep-time.ms",
-	// Metrics provider (Prometheus is read by the admin package through Lookup).
+	// Metrics provider (Prometheus is read by the metrics package through Lookup).
 	"metricsProvider.className",
 )
 

@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/internal/replica"
 	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/internal/transport"
@@ -83,6 +84,12 @@ type Config struct {
 	Hooks Hooks
 	// Logger receives the node's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics receives the node's measurements (elections, commits,
+	// snapshots, WAL fsyncs); nil records nothing.
+	Metrics *metrics.Set
+	// SlowSync is the WAL fsync duration past which a warning is logged
+	// (storage.WALOptions.SlowSync; fsync.warningthresholdms).
+	SlowSync time.Duration
 	// Fatal is called when the log can no longer be trusted and must not
 	// return; nil means log and exit(2).
 	Fatal func(error)
@@ -124,6 +131,8 @@ type Node struct {
 	reqID     atomic.Int64
 	// lead is the raft id of the last known leader; apply goroutine only.
 	lead uint64
+	// elect times elections for the metrics; apply goroutine only.
+	elect electionClock
 
 	propMu sync.Mutex
 	// propLast, propMin and propMax are the sizes in bytes of the raft
@@ -187,10 +196,12 @@ func Open(cfg Config) (*Node, error) {
 	// Request ids never repeat across restarts: a replayed entry of an
 	// earlier run must not match a waiter of this one.
 	n.reqID.Store(time.Now().UnixNano())
+	start := time.Now()
 	d, rec, err := openDisk(&n.cfg, n.log)
 	if err != nil {
 		return nil, err
 	}
+	rec.took = time.Since(start)
 	n.disk = d
 	n.fsm = rec.fsm
 	n.rec = rec
@@ -222,6 +233,14 @@ func (n *Node) Run() error {
 			return err
 		}
 		sender = n.tr
+	}
+	if !n.Standalone() {
+		// A member starts looking for a leader, as ZooKeeper's do.
+		n.elect.lookingSince = time.Now()
+		n.elect.unavailableSince = n.elect.lookingSince
+		if m := n.cfg.Metrics; m != nil {
+			m.LookingCount.Inc()
+		}
 	}
 	n.applyWG.Add(1)
 	go n.applyLoop()
@@ -263,7 +282,11 @@ func (n *Node) Run() error {
 	}
 	start := time.Now()
 	lastLog := start
+	replayed := time.Duration(-1) // when the committed log was applied; a standalone member then waits to lead
 	for n.applied.Load() < want || (n.Standalone() && !n.Role().Serving()) {
+		if replayed < 0 && n.applied.Load() >= want {
+			replayed = time.Since(start)
+		}
 		if time.Since(lastLog) >= time.Second {
 			n.log.Info("replaying the log", "applied", n.applied.Load(), "last", want)
 			lastLog = time.Now()
@@ -280,6 +303,13 @@ func (n *Node) Run() error {
 	sessions := len(n.fsm.SessionIDs())
 	zxid := n.fsm.LastZxid()
 	n.mu.RUnlock()
+	// ZooKeeper's dbinittime: loading the snapshot and replaying the log.
+	if replayed < 0 {
+		replayed = time.Since(start)
+	}
+	if m := n.cfg.Metrics; m != nil {
+		m.DBInitTime.ObserveDuration(rec.took + replayed)
+	}
 	n.log.Info("recovered", "from", rec.source, "replayed_entries", want-rec.base.GetIndex(),
 		"zxid", zxid.String(), "sessions", sessions, "took", time.Since(start).Round(time.Millisecond))
 	return nil
@@ -325,6 +355,9 @@ func (n *Node) Leader() (MemberID, bool) {
 
 // Term returns the current raft term.
 func (n *Node) Term() uint64 { return n.raft.Status().Term }
+
+// Commit returns the index of the last log entry known committed.
+func (n *Node) Commit() uint64 { return n.raft.Commit() }
 
 // Paused reports whether writes are paused because the disk is full.
 func (n *Node) Paused() bool { return n.raft.Paused() }
@@ -525,6 +558,7 @@ func (n *Node) applyUpdate(u replica.Update) bool {
 			}
 		}
 		n.applied.Store(re.GetIndex())
+		n.elect.synced(n.cfg.Metrics, re.GetTerm(), time.Now)
 		n.snap.since += uint64(len(re.GetData()))
 		if n.Role() == Leading && len(re.GetData()) > 0 {
 			n.proposed(len(re.GetData()))
@@ -552,6 +586,7 @@ func (n *Node) applyEntry(re *raftpb.Entry) bool {
 		return false
 	}
 	self := int64(n.cfg.ID)
+	n.observeCommitted(entries)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for i := range entries {
@@ -601,6 +636,7 @@ func (n *Node) roleChanged(st *replica.Status) {
 	if n.lead != 0 && st.Lead != n.lead {
 		n.failAll(fmt.Errorf("%w: the leader changed", ErrProposalLost), false, time.Time{})
 	}
+	n.observeRole(old, r, n.lead, st, time.Now())
 	n.lead = st.Lead
 	if old != r {
 		lead, _ := n.Leader()

@@ -44,6 +44,7 @@ type recovered struct {
 	// snapAt is the modification time of the snapshot file recovered
 	// from; nil when the state did not come from one.
 	snapAt *time.Time
+	took   time.Duration   // reading the snapshot and the WAL
 }
 
 // Bootstrap returns the snapshot metadata a fresh member of the given
@@ -127,6 +128,8 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 		NoSync:    !cfg.ForceSync,
 		Logger:    log,
 		KeepAfter: rec.base.GetIndex(),
+		SlowSync:  cfg.SlowSync,
+		OnSync:    cfg.Metrics.ObserveFsync,
 	})
 	if err != nil {
 		return fail(fmt.Errorf("node: open write-ahead log in %s: %w", storage.WALDir(cfg.DataLogDir), err))

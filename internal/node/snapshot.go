@@ -72,13 +72,21 @@ func (n *Node) maybeSnapshot() {
 	go func() {
 		defer s.wg.Done()
 		start := time.Now()
+		var size int64
 		s.saveMu.Lock()
-		err := n.disk.snaps.Save(meta, clone.WriteSnapshot)
+		err := n.disk.snaps.Save(meta, func(w io.Writer) error {
+			cw := &countingWriter{w: w}
+			err := clone.WriteSnapshot(cw)
+			size = cw.n
+			return err
+		})
 		s.saveMu.Unlock()
+		took := time.Since(start)
 		if err != nil {
 			n.log.Error("snapshot failed; the log keeps growing until one succeeds", "index", meta.GetIndex(), "err", err)
 		} else {
-			n.log.Info("snapshot saved", "index", meta.GetIndex(), "took", time.Since(start).Round(time.Millisecond))
+			n.cfg.Metrics.ObserveSnapshot(took, size)
+			n.log.Info("snapshot saved", "index", meta.GetIndex(), "bytes", size, "took", took.Round(time.Millisecond))
 			n.lastSnap.Store(&SnapshotMark{Zxid: clone.LastZxid(), Time: time.Now()})
 			n.raft.SnapshotSaved(meta)
 		}
@@ -238,4 +246,16 @@ func (s nodeSnapshots) Receive(meta *raftpb.SnapshotMetadata, body io.Reader) er
 	n.snap.received, n.snap.receivedIdx = f, meta.GetIndex()
 	n.snap.recvMu.Unlock()
 	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	k, err := c.w.Write(p)
+	c.n += int64(k)
+	return k, err
 }

@@ -142,6 +142,8 @@ type Node struct {
 	paused atomic.Bool
 	// status mirrors the last Status handed over.
 	status atomic.Pointer[Status]
+	// commit mirrors the commit index of the last hard state persisted.
+	commit atomic.Uint64
 	// progress mirrors the leader's view of its followers (nil elsewhere),
 	// refreshed every tick.
 	progress atomic.Pointer[[]PeerProgress]
@@ -227,6 +229,9 @@ func StartNode(cfg Config) (*Node, error) {
 		lastSnap:  snap.GetMetadata().GetIndex(),
 	}
 	n.status.Store(&Status{})
+	if hs, _, err := cfg.Storage.InitialState(); err == nil {
+		n.commit.Store(hs.GetCommit())
+	}
 	if cfg.Campaign {
 		if err := rn.Campaign(); err != nil {
 			return nil, fmt.Errorf("replica: campaign: %w", err)
@@ -383,6 +388,10 @@ func (n *Node) ConfState() *raftpb.ConfState {
 // Status returns the member's role as of the last Ready.
 func (n *Node) Status() Status { return *n.status.Load() }
 
+// Commit returns the index of the last entry known committed, as of the
+// last Ready.
+func (n *Node) Commit() uint64 { return n.commit.Load() }
+
 // Paused reports whether writes are paused because the disk is full.
 func (n *Node) Paused() bool { return n.paused.Load() }
 
@@ -508,6 +517,7 @@ func (n *Node) handleReady() bool {
 	}
 	if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
 		n.cfg.Storage.SetHardState(rd.HardState)
+		n.commit.Store(rd.HardState.GetCommit())
 	}
 	if !leader && n.cfg.Transport != nil {
 		// A follower's acknowledgements go out only once its write is durable.

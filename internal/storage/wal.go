@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -35,7 +36,24 @@ type WALOptions struct {
 	// were released, OpenWAL fails with a *CorruptError. Default 0: the
 	// newest marker decides.
 	KeepAfter uint64
+	// SlowSync is how long an fsync of the log may take before it is
+	// logged at warn level and reported slow to OnSync (ZooKeeper's
+	// fsync.warningthresholdms). Default (0) DefaultSlowSync; a negative
+	// value reports every fsync.
+	SlowSync time.Duration
+	// OnSync, when set, is called after each successful data sync of the
+	// tail segment (the fsync a Save or SaveSnapshot waits for), with its
+	// duration and whether it was slower than SlowSync. It runs with the
+	// WAL's lock held: it must be quick and must not call the WAL.
+	OnSync func(d time.Duration, slow bool)
+	// Now is the clock fsyncs are timed with. Default time.Now; tests
+	// inject one that makes a sync look slow.
+	Now func() time.Time
 }
+
+// DefaultSlowSync is the default WALOptions.SlowSync: 1 s, ZooKeeper's
+// default fsync.warningthresholdms.
+const DefaultSlowSync = time.Second
 
 // WAL is the write-ahead log holding raft's entries, its HardState and
 // snapshot markers, in a directory of preallocated segment files (the format
@@ -157,6 +175,12 @@ func readWhole(fs FS, path string) ([]byte, error) {
 func OpenWAL(fs FS, dir string, opts WALOptions) (*WAL, error) {
 	if opts.SegmentSize <= 0 {
 		opts.SegmentSize = DefaultSegmentSize
+	}
+	if opts.SlowSync == 0 {
+		opts.SlowSync = DefaultSlowSync
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.SegmentSize < 4096 {
 		return nil, fmt.Errorf("storage: WAL segment size %d is below the minimum of 4096 bytes", opts.SegmentSize)
@@ -577,8 +601,19 @@ func (w *WAL) syncTail() error {
 	if w.opts.NoSync {
 		return nil
 	}
+	name := w.segs[len(w.segs)-1].String()
+	start := w.opts.Now()
 	if err := w.tail.Datasync(); err != nil {
-		return syncFailed("fdatasync "+w.segs[len(w.segs)-1].String(), err)
+		return syncFailed("fdatasync "+name, err)
+	}
+	d := w.opts.Now().Sub(start)
+	slow := w.opts.SlowSync < 0 || d > w.opts.SlowSync
+	if slow {
+		w.log.Warn("wal: fsync of the write-ahead log was slow; every write waits for it. Check the disk: a slow or failing device, or other I/O on it (give dataLogDir its own disk)",
+			"took", d, "file", filepath.Join(w.dir, name), "size", w.off, "threshold", w.opts.SlowSync)
+	}
+	if w.opts.OnSync != nil {
+		w.opts.OnSync(d, slow)
 	}
 	return nil
 }
