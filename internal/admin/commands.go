@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/internal/metrics"
+	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/server"
 )
 

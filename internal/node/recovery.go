@@ -44,7 +44,7 @@ type recovered struct {
 	// snapAt is the modification time of the snapshot file recovered
 	// from; nil when the state did not come from one.
 	snapAt *time.Time
-	took   time.Duration   // reading the snapshot and the WAL
+	took   time.Duration // reading the snapshot and the WAL
 }
 
 // Bootstrap returns the snapshot metadata a fresh member of the given
