@@ -107,8 +107,11 @@ type RaftState struct {
 
 // Options configure a Set.
 type Options struct {
-	// Runtime adds the Go runtime and process collectors (go_*, process_*),
-	// Warden's counterpart of ZooKeeper's jvm_* (metricsProvider.exportJvmInfo).
+	// Runtime (metricsProvider.exportJvmInfo) adds the Go runtime and
+	// process collectors (go_*, process_*) and the JVM series of
+	// ZooKeeper's provider that have a Go counterpart (jvm_memory_bytes_*,
+	// jvm_threads_*, jvm_gc_collection_seconds, jvm_info), computed from
+	// the Go runtime at each scrape.
 	Runtime bool
 }
 
@@ -171,7 +174,8 @@ func New(opts Options) *Set {
 	s.reg.MustRegister(s.WALFsync, s.SnapshotDuration, s.SnapshotBytes, s.RequestDuration, s.LeaderChanges,
 		&monitorCollector{s}, &raftCollector{s})
 	if opts.Runtime {
-		s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+			newJVMCollector())
 	}
 	return s
 }
