@@ -75,6 +75,21 @@ type Set struct {
 	// fsync.warningthresholdms (ZooKeeper's ServerStats
 	// fsync_threshold_exceed_count).
 	FsyncThresholdExceeded *Counter
+	// BytesReceived counts the bytes of client requests read, each
+	// frame's 4-byte length prefix included, and 4 per four-letter word
+	// (ZooKeeper's ServerCnxn.packetReceived).
+	BytesReceived *Counter
+	// SnapCount counts, on the leader, the members brought back in step
+	// by a snapshot: raft sent them one because the entries they lacked
+	// were compacted away (ZooKeeper's LearnerHandler: a SNAP sync).
+	SnapCount *Counter
+	// DiffCount counts, on the leader, the members brought back in step
+	// by log entries alone: each time the leader had to find where a
+	// member's log stands (it was elected, the member restarted or came
+	// back after a partition, messages to it were lost) and resumed
+	// streaming entries from there without a snapshot (ZooKeeper's
+	// LearnerHandler: a DIFF or TRUNC sync).
+	DiffCount *Counter
 
 	// Warden's own.
 
@@ -147,6 +162,9 @@ func New(opts Options) *Set {
 	s.CommitCount = counter("commit_count", "On the leader, writes committed by a quorum.")
 	s.LookingCount = counter("looking_count", "Times this member started looking for a leader.")
 	s.FsyncThresholdExceeded = counter("fsync_threshold_exceed_count", "Write-ahead log fsyncs slower than fsync.warningthresholdms.")
+	s.BytesReceived = counter("bytes_received_count", "Bytes of client requests received, length prefixes included.")
+	s.SnapCount = counter("snap_count", "On the leader, members brought in step by a snapshot.")
+	s.DiffCount = counter("diff_count", "On the leader, members brought in step by log entries alone (no snapshot).")
 
 	s.WALFsync = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "warden_wal_fsync_duration_seconds",

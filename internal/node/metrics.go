@@ -100,6 +100,21 @@ func (c *electionClock) synced(m *metrics.Set, term uint64, clock func() time.Ti
 	c.syncSince, c.unavailableSince = time.Time{}, time.Time{}
 }
 
+// peerSynced counts, on the leader, a member raft brought back in step:
+// ZooKeeper's snap_count when a snapshot was sent to it on the way,
+// diff_count when log entries sufficed. Raft's loop goroutine.
+func (n *Node) peerSynced(peer uint64, bySnapshot bool) {
+	m := n.cfg.Metrics
+	if m == nil {
+		return
+	}
+	if bySnapshot {
+		m.SnapCount.Inc()
+	} else {
+		m.DiffCount.Inc()
+	}
+}
+
 // internalOp reports entries Warden adds to the log that ZooKeeper does
 // not propose: touches (session liveness, OpPing), rejoins and attaches.
 func internalOp(op wire.OpCode) bool {
