@@ -127,9 +127,9 @@ func TestEnsembleMetrics(t *testing.T) {
 }
 
 // TestEnsembleSyncCounts checks ZooKeeper's snap_count and diff_count on
-// the leader: each member it brings back in step counts once, by snapshot
-// when the entries the member lacked were compacted away, by log entries
-// (a diff) otherwise.
+// the leader: a member caught up by snapshot (the entries it lacked were
+// compacted away) counts in snap_count, one caught up by log entries
+// alone in diff_count.
 func TestEnsembleSyncCounts(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -142,9 +142,9 @@ func TestEnsembleSyncCounts(t *testing.T) {
 		{"restarted follower gets a diff", 100000, 5, false, false},
 		// The leader compacted its log past the follower's last entry.
 		{"follower behind a compacted log gets a snapshot", 20, 80, false, true},
-		// An empty member: the leader hands leadership over (Warden resets
-		// a member that lost its log that way) and one of the two leaders
-		// sends it a snapshot.
+		// An empty member: the leader may hand leadership over (Warden
+		// resets a member that lost its log that way); whichever member
+		// leads then sends it a snapshot.
 		{"wiped follower gets a snapshot", 20, 60, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

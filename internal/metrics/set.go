@@ -79,15 +79,17 @@ type Set struct {
 	// frame's 4-byte length prefix included, and 4 per four-letter word
 	// (ZooKeeper's ServerCnxn.packetReceived).
 	BytesReceived *Counter
-	// SnapCount counts, on the leader, the members brought back in step
-	// by a snapshot: raft sent them one because the entries they lacked
-	// were compacted away (ZooKeeper's LearnerHandler: a SNAP sync).
+	// SnapCount counts, on the leader, the snapshots sent to catch up a
+	// member: raft sends one when the entries the member lacks were
+	// compacted away (a wiped member, or one down for long). Each attempt
+	// counts, as ZooKeeper counts each SNAP sync it starts
+	// (LearnerHandler).
 	SnapCount *Counter
 	// DiffCount counts, on the leader, the members brought back in step
 	// by log entries alone: each time the leader had to find where a
 	// member's log stands (it was elected, the member restarted or came
 	// back after a partition, messages to it were lost) and resumed
-	// streaming entries from there without a snapshot (ZooKeeper's
+	// streaming entries from there with no snapshot sent (ZooKeeper's
 	// LearnerHandler: a DIFF or TRUNC sync).
 	DiffCount *Counter
 
@@ -163,7 +165,7 @@ func New(opts Options) *Set {
 	s.LookingCount = counter("looking_count", "Times this member started looking for a leader.")
 	s.FsyncThresholdExceeded = counter("fsync_threshold_exceed_count", "Write-ahead log fsyncs slower than fsync.warningthresholdms.")
 	s.BytesReceived = counter("bytes_received_count", "Bytes of client requests received, length prefixes included.")
-	s.SnapCount = counter("snap_count", "On the leader, members brought in step by a snapshot.")
+	s.SnapCount = counter("snap_count", "On the leader, snapshots sent to catch up a member whose missing entries were compacted away.")
 	s.DiffCount = counter("diff_count", "On the leader, members brought in step by log entries alone (no snapshot).")
 
 	s.WALFsync = prometheus.NewHistogram(prometheus.HistogramOpts{

@@ -100,10 +100,11 @@ func (c *electionClock) synced(m *metrics.Set, term uint64, clock func() time.Ti
 	c.syncSince, c.unavailableSince = time.Time{}, time.Time{}
 }
 
-// peerSynced counts, on the leader, a member raft brought back in step:
-// ZooKeeper's snap_count when a snapshot was sent to it on the way,
-// diff_count when log entries sufficed. Raft's loop goroutine.
-func (n *Node) peerSynced(peer uint64, bySnapshot bool) {
+// peerSync counts, on the leader, a catch-up of a member that was not in
+// step (replica.Config.PeerSync): ZooKeeper's snap_count when a snapshot
+// is sent to it, diff_count when log entries sufficed. Raft's loop
+// goroutine.
+func (n *Node) peerSync(peer uint64, bySnapshot bool) {
 	m := n.cfg.Metrics
 	if m == nil {
 		return

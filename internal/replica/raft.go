@@ -105,13 +105,15 @@ type Config struct {
 	// to this follower's leader were dropped: forwarded proposals may be
 	// lost.
 	LeaderUnreachable func()
-	// PeerSynced is called on the loop's goroutine, on the leader, each
-	// time raft brings a member back in step (its Progress moves to
-	// StateReplicate): bySnapshot when a snapshot was sent to it on the
-	// way, because the entries it lacked were compacted away; otherwise
-	// log entries sufficed. Every member syncs so once per leadership,
-	// then again after each restart, partition or lost message. Optional.
-	PeerSynced func(peer uint64, bySnapshot bool)
+	// PeerSync is called on the loop's goroutine, on the leader, for each
+	// catch-up of a member that is not in step: with bySnapshot when raft
+	// starts sending it a snapshot, because the entries it lacks were
+	// compacted away (each attempt counts); without, when the member is
+	// back in step (raft's StateReplicate) by log entries alone, no
+	// snapshot sent since it left it. Every member catches up so once per
+	// leadership, then again after each restart, partition or lost
+	// message. Optional.
+	PeerSync func(peer uint64, bySnapshot bool)
 	// Campaign makes the member campaign at once: a member alone is
 	// leader after one round.
 	Campaign bool
@@ -274,7 +276,7 @@ func (n *Node) Deliver(m *raftpb.Message) {
 func (n *Node) Unreachable(peer uint64) {
 	n.report(func(rn *raft.RawNode) {
 		rn.ReportUnreachable(peer)
-		n.syncs.observe(rn, peer, n.cfg.PeerSynced)
+		n.syncs.observe(rn, peer, n.cfg.PeerSync)
 		if st := rn.BasicStatus(); st.Lead == peer && st.RaftState != raft.StateLeader && n.cfg.LeaderUnreachable != nil {
 			n.cfg.LeaderUnreachable()
 		}
@@ -290,7 +292,7 @@ func (n *Node) SnapshotSent(peer uint64, ok bool) {
 	}
 	n.report(func(rn *raft.RawNode) {
 		rn.ReportSnapshot(peer, st)
-		n.syncs.observe(rn, peer, n.cfg.PeerSynced)
+		n.syncs.observe(rn, peer, n.cfg.PeerSync)
 	})
 }
 
@@ -496,7 +498,7 @@ func (n *Node) step(m *raftpb.Message) {
 		// Only a rejection moves a member out of step here, and only an
 		// acceptance moves one that is not back in.
 		if p := n.syncs.peers[m.GetFrom()]; p == nil || m.GetReject() || p.state != tracker.StateReplicate {
-			n.syncs.observe(n.rn, m.GetFrom(), n.cfg.PeerSynced)
+			n.syncs.observe(n.rn, m.GetFrom(), n.cfg.PeerSync)
 		}
 	}
 }
@@ -508,7 +510,7 @@ func (n *Node) handleReady() bool {
 	leader := n.rn.BasicStatus().RaftState == raft.StateLeader
 	n.syncs.lead(n.rn, leader)
 	if leader {
-		n.syncs.sent(n.rn, rd.Messages, n.cfg.PeerSynced)
+		n.syncs.sent(n.rn, rd.Messages, n.cfg.PeerSync)
 	}
 	if leader && n.cfg.Transport != nil {
 		// A leader's appends go to followers while it writes its own copy.

@@ -7,8 +7,7 @@ import (
 )
 
 // peerSync is what the leader's loop knows of one member's replication
-// state, to report each time the member is brought back in step
-// (Config.PeerSynced).
+// state, to report how the member is caught up (Config.PeerSync).
 type peerSync struct {
 	// state is raft's Progress state as last seen.
 	state tracker.StateType
@@ -21,15 +20,18 @@ type peerSync struct {
 // moves a member that is not in step to StateProbe (the leader was just
 // elected, or the member rejected an append, or messages to it were
 // lost), then to StateSnapshot when the entries it lacks are compacted
-// away, and to StateReplicate once the member acknowledges the entries
-// (or the snapshot) it was sent. Each move into StateReplicate is one
-// sync, by snapshot when one was sent on the way. Loop goroutine only.
+// away (it sends a snapshot), and to StateReplicate once the member
+// acknowledges the entries (or the snapshot) it was sent. Each move into
+// StateSnapshot is a catch-up by snapshot; a move into StateReplicate
+// with no snapshot sent on the way is a catch-up by log entries. Loop
+// goroutine only.
 //
-// Raft changes a Progress state only while stepping a message or
-// building a Ready, so the tracker reads the member's state after each
-// of those that can change it: an append response from the member, a
-// snapshot or unreachable report for it, a snapshot sent to it, and
-// the start of the leadership (every member in StateProbe).
+// Raft changes a Progress state only while stepping a message, taking a
+// report or campaigning, so the tracker reads a member's state after each
+// event that can change it: an append response from the member (only
+// when it may matter: a rejection, or a member not in step), a snapshot
+// or unreachable report for it, a snapshot in a Ready's messages to it,
+// and the start of a leadership (every member in StateProbe).
 type syncTracker struct {
 	// peers is nil while the member does not lead.
 	peers map[uint64]*peerSync
@@ -62,25 +64,27 @@ func (t *syncTracker) leading(rn *raft.RawNode, self, term uint64) {
 }
 
 // sent marks the members a Ready's messages send a snapshot to.
-func (t *syncTracker) sent(rn *raft.RawNode, msgs []*raftpb.Message, synced func(uint64, bool)) {
+func (t *syncTracker) sent(rn *raft.RawNode, msgs []*raftpb.Message, caughtUp func(uint64, bool)) {
 	if t.peers == nil {
 		return
 	}
 	for _, m := range msgs {
 		if m.GetType() == raftpb.MessageType_MsgSnap {
-			t.observe(rn, m.GetTo(), synced)
+			t.observe(rn, m.GetTo(), caughtUp)
 		}
 	}
 }
 
 // observe reads peer's Progress state after raft may have changed it and
-// calls synced(peer, bySnapshot) when the member just came back in step.
-func (t *syncTracker) observe(rn *raft.RawNode, peer uint64, synced func(uint64, bool)) {
+// calls caughtUp(peer, true) when raft starts sending the member a
+// snapshot, caughtUp(peer, false) when the member just came back in step by log
+// entries alone.
+func (t *syncTracker) observe(rn *raft.RawNode, peer uint64, caughtUp func(uint64, bool)) {
+	if t.peers == nil {
+		return
+	}
 	p := t.peers[peer]
 	if p == nil {
-		if t.peers == nil {
-			return
-		}
 		// Added by a membership change: raft starts it in StateProbe.
 		p = &peerSync{state: tracker.StateProbe}
 		t.peers[peer] = p
@@ -96,12 +100,16 @@ func (t *syncTracker) observe(rn *raft.RawNode, peer uint64, synced func(uint64,
 		delete(t.peers, peer) // removed from the membership
 		return
 	}
-	if state == tracker.StateSnapshot {
+	switch {
+	case state == p.state:
+	case state == tracker.StateSnapshot:
 		p.snapshot = true
-	}
-	if state == tracker.StateReplicate && p.state != tracker.StateReplicate {
-		if synced != nil {
-			synced(peer, p.snapshot)
+		if caughtUp != nil {
+			caughtUp(peer, true)
+		}
+	case state == tracker.StateReplicate:
+		if !p.snapshot && caughtUp != nil {
+			caughtUp(peer, false)
 		}
 		p.snapshot = false
 	}
