@@ -507,8 +507,9 @@ func (n *Node) step(m *raftpb.Message) {
 // when the loop must stop.
 func (n *Node) handleReady() bool {
 	rd := n.rn.Ready()
-	leader := n.rn.BasicStatus().RaftState == raft.StateLeader
-	n.syncs.lead(n.rn, leader)
+	bs := n.rn.BasicStatus()
+	leader := bs.RaftState == raft.StateLeader
+	n.syncs.lead(n.rn, &bs)
 	if leader {
 		n.syncs.sent(n.rn, rd.Messages, n.cfg.PeerSync)
 	}

@@ -42,10 +42,9 @@ type syncTracker struct {
 // lead starts tracking when the member starts leading in a new term
 // (raft's becomeLeader put every other member in StateProbe), and stops
 // when it no longer leads.
-func (t *syncTracker) lead(rn *raft.RawNode, leader bool) {
-	st := rn.BasicStatus()
+func (t *syncTracker) lead(rn *raft.RawNode, st *raft.BasicStatus) {
 	switch {
-	case !leader:
+	case st.RaftState != raft.StateLeader:
 		t.peers = nil
 	case t.peers == nil || t.term != st.GetTerm():
 		t.leading(rn, st.ID, st.GetTerm())
