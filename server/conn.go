@@ -280,6 +280,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	}
 	c.srv.stats.received.Add(1)
 	c.stats.received.Add(1)
+	c.srv.metrics.BytesReceived.Add(int64(4 + len(frame)))
 	if !c.srv.Serving() {
 		c.log.Debug("refusing a session: this member has no leader and does not serve")
 		return false
@@ -389,6 +390,7 @@ func (c *conn) readLoop(br *bufio.Reader) (drain bool) {
 		c.readTimeout()
 		c.srv.stats.received.Add(1)
 		c.stats.received.Add(1)
+		c.srv.metrics.BytesReceived.Add(int64(4 + len(frame))) // the length prefix and the payload
 		d := wire.NewDecoder(frame, c.srv.maxBuffer)
 		var h wire.RequestHeader
 		h.Decode(d)

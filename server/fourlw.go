@@ -69,6 +69,7 @@ func (c *conn) fourLetterWord(cmd string, br *bufio.Reader) {
 		}
 		c.stats.received.Add(1)
 		s.stats.received.Add(1)
+		s.metrics.BytesReceived.Add(4) // as ZooKeeper: the word only
 		out = s.fourLetterText(cmd)
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))

@@ -125,3 +125,93 @@ func TestEnsembleMetrics(t *testing.T) {
 		})
 	}
 }
+
+// TestEnsembleSyncCounts checks ZooKeeper's snap_count and diff_count on
+// the leader: a member caught up by snapshot (the entries it lacked were
+// compacted away) counts in snap_count, one caught up by log entries
+// alone in diff_count.
+func TestEnsembleSyncCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		snapCount int  // the members' snapCount
+		down      int  // writes while the follower is down
+		wipe      bool // the follower's data is wiped while it is down
+		snap      bool // the follower is caught up by snapshot
+	}{
+		// The leader still holds the entries the follower missed.
+		{"restarted follower gets a diff", 100000, 5, false, false},
+		// The leader compacted its log past the follower's last entry.
+		{"follower behind a compacted log gets a snapshot", 20, 80, false, true},
+		// An empty member: the leader may hand leadership over (Warden
+		// resets a member that lost its log that way); whichever member
+		// leads then sends it a snapshot.
+		{"wiped follower gets a snapshot", 20, 60, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := servertest.StartTestEnsemble(t, 3, servertest.WithMemberConfig(func(c *server.Config) {
+				c.SnapCount = tc.snapCount
+			}))
+			l := e.Leader()
+			f := e.Followers()[0]
+			// Each follower was brought in step when the leader was elected:
+			// by log entries, as every member started from the same state.
+			waitGathered(t, e, l, "both followers in step", func(m map[string]float64) bool {
+				return m["diff_count"] >= 2 && m["synced_followers"] == 2
+			})
+			for _, i := range e.All() {
+				m := gathered(t, e.Member(i))
+				if m["snap_count"] != 0 || (i != l && m["diff_count"] != 0) {
+					t.Errorf("member %d: snap_count %v, diff_count %v at start; want none but the leader's diffs", i+1, m["snap_count"], m["diff_count"])
+				}
+			}
+			c := connectTo(t, e, l)
+			mustCreate(t, c, "/before", "x")
+			e.WaitCaughtUp()
+			e.Stop(f)
+			if tc.wipe {
+				e.Wipe(f)
+			}
+			for i := range tc.down {
+				mustCreate(t, c, fmt.Sprintf("/while-down%03d", i), "x")
+			}
+			before := gathered(t, e.Member(l))
+			e.Restart(f)
+			e.WaitServing(f)
+			e.WaitCaughtUp()
+			if tc.wipe {
+				// Whichever member leads sent the snapshot.
+				waitFor(t, "a snapshot sent to the wiped member", func() bool {
+					n := 0.0
+					for _, i := range e.All() {
+						n += gathered(t, e.Member(i))["snap_count"]
+					}
+					return n >= 1
+				})
+				return
+			}
+			if got := e.Leader(); got != l {
+				t.Fatalf("the leader changed from member %d to %d", l+1, got+1)
+			}
+			grown, same := "diff_count", "snap_count"
+			if tc.snap {
+				grown, same = same, grown
+			}
+			m := waitGathered(t, e, l, grown+" +1", func(m map[string]float64) bool {
+				return m[grown] >= before[grown]+1
+			})
+			if m[same] != before[same] {
+				t.Errorf("%s moved from %v to %v; want only %s to move", same, before[same], m[same], grown)
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds (10s at most).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not reached within 10s", what)
+		}
+	}
+}

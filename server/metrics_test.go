@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/wardenzk/warden/internal/metrics"
+	"github.com/wardenzk/warden/wire"
 )
 
 // scrape is one parsed GET /metrics.
@@ -118,6 +120,8 @@ var zkNames = map[string]dto.MetricType{
 
 	"commit_count": dto.MetricType_COUNTER, "connection_rejected": dto.MetricType_COUNTER,
 	"throttled_ops": dto.MetricType_COUNTER, "looking_count": dto.MetricType_COUNTER,
+	"bytes_received_count": dto.MetricType_COUNTER, "snap_count": dto.MetricType_COUNTER,
+	"diff_count": dto.MetricType_COUNTER,
 
 	"election_time": dto.MetricType_SUMMARY, "fsynctime": dto.MetricType_SUMMARY,
 	"snapshottime": dto.MetricType_SUMMARY, "readlatency": dto.MetricType_SUMMARY,
@@ -386,4 +390,94 @@ func TestMntrHasTheSummariesAndAgreesWithMetrics(t *testing.T) {
 		}
 	}
 	t.Errorf("mntr and /metrics disagree:\n%s", strings.Join(diffs, "\n"))
+}
+
+// jvmNames are the JVM series of ZooKeeper's provider (simpleclient_hotspot)
+// that Warden computes from the Go runtime with exportJvmInfo=true.
+var jvmNames = map[string]dto.MetricType{
+	"jvm_memory_bytes_used":      dto.MetricType_GAUGE,
+	"jvm_memory_bytes_committed": dto.MetricType_GAUGE,
+	"jvm_memory_bytes_max":       dto.MetricType_GAUGE,
+	"jvm_threads_current":        dto.MetricType_GAUGE,
+	"jvm_threads_started_total":  dto.MetricType_COUNTER,
+	"jvm_gc_collection_seconds":  dto.MetricType_SUMMARY,
+	"jvm_info":                   dto.MetricType_GAUGE,
+}
+
+func TestMetricsJVMSeries(t *testing.T) {
+	srv, _ := startServer(t, nil) // exportJvmInfo defaults to true
+	s := scrapeMetrics(t, srv)
+	for name, typ := range jvmNames {
+		if mf := s[name]; mf == nil || mf.GetType() != typ {
+			t.Errorf("/metrics %s: %v, want a %v", name, mf, typ)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	// ZooKeeper's JvmMemoryFillingUp:
+	// jvm_memory_bytes_used{area="heap"} / jvm_memory_bytes_max{area="heap"} > 0.8
+	used, max := s.value("jvm_memory_bytes_used", "area", "heap"), s.value("jvm_memory_bytes_max", "area", "heap")
+	if ratio := used / max; !(used > 0 && used <= max && ratio > 0 && ratio < 1) {
+		t.Errorf("heap used %v, max %v: the alert's ratio %v is not in (0, 1)", used, max, ratio)
+	}
+	if s.value("jvm_threads_current") < 1 || s.value("jvm_info", "runtime", "go", "vendor", "Warden") != 1 {
+		t.Errorf("jvm_threads_current %v, jvm_info %v", s.value("jvm_threads_current"), s["jvm_info"])
+	}
+	gcs := s.value("jvm_gc_collection_seconds", "gc", "go")
+	runtime.GC()
+	if got := scrapeMetrics(t, srv).value("jvm_gc_collection_seconds", "gc", "go"); got < gcs+1 {
+		t.Errorf("jvm_gc_collection_seconds_count{gc=\"go\"} %v → %v after runtime.GC", gcs, got)
+	}
+}
+
+func TestMetricsWithoutJVMInfo(t *testing.T) {
+	srv, _ := startServer(t, func(c *Config) {
+		c.Raw["metricsProvider.className"] = metrics.PrometheusProvider
+		c.Raw["metricsProvider.exportJvmInfo"] = "false"
+	})
+	for name := range scrapeMetrics(t, srv) {
+		if strings.HasPrefix(name, "jvm_") || strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") {
+			t.Errorf("%s exported with metricsProvider.exportJvmInfo=false", name)
+		}
+	}
+}
+
+func TestMetricsBytesReceived(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	before := scrapeMetrics(t, srv).value("bytes_received_count")
+	nc, err := net.DialTimeout("tcp", srv.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	// A known sequence of frames, each answered before the next: the
+	// counter moves by their sizes, length prefixes included.
+	connectReq := wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}
+	frames := [][]byte{
+		wire.AppendFrame(nil, connectReq.Encode),
+		wire.AppendRecords(nil, &wire.RequestHeader{Xid: 1, Type: wire.OpCreate},
+			&wire.CreateRequest{Path: "/bytes", Data: []byte("twelve bytes"), ACL: wire.OpenACLUnsafe}),
+		wire.AppendRecords(nil, &wire.RequestHeader{Xid: 2, Type: wire.OpGetData}, &wire.GetDataRequest{Path: "/bytes"}),
+		wire.AppendRecords(nil, &wire.RequestHeader{Xid: 3, Type: wire.OpExists}, &wire.ExistsRequest{Path: "/none"}),
+	}
+	want := 0
+	for i, f := range frames {
+		if _, err := nc.Write(f); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		want += len(f)
+	}
+	fourLetter(t, srv, "ruok") // 4 bytes, as ZooKeeper counts a four-letter word
+	want += 4
+	if got := scrapeMetrics(t, srv).value("bytes_received_count") - before; got != float64(want) {
+		t.Errorf("bytes_received_count moved by %v, want %d", got, want)
+	}
+	if typ := scrapeMetrics(t, srv)["bytes_received_count"].GetType(); typ != dto.MetricType_COUNTER {
+		t.Errorf("bytes_received_count is a %v, want a counter", typ)
+	}
 }

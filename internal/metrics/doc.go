@@ -12,6 +12,10 @@
 //	mntr gauges        exported at each scrape from the server's mntr values
 //	                   (ExportMonitor), so both always agree
 //	warden_*           histograms in seconds, sizes in bytes, raft gauges
+//	jvm_*              with Options.Runtime (exportJvmInfo): ZooKeeper's
+//	                   JVM series that have a Go meaning, computed from the
+//	                   Go runtime at each scrape (jvm.go), beside go_* and
+//	                   process_*
 //
 // The code that measures records into the Set where the event happens:
 // the server (request latencies), the node (elections, commits,

@@ -75,6 +75,23 @@ type Set struct {
 	// fsync.warningthresholdms (ZooKeeper's ServerStats
 	// fsync_threshold_exceed_count).
 	FsyncThresholdExceeded *Counter
+	// BytesReceived counts the bytes of client requests read, each
+	// frame's 4-byte length prefix included, and 4 per four-letter word
+	// (ZooKeeper's ServerCnxn.packetReceived).
+	BytesReceived *Counter
+	// SnapCount counts, on the leader, the snapshots sent to catch up a
+	// member: raft sends one when the entries the member lacks were
+	// compacted away (a wiped member, or one down for long). Each attempt
+	// counts, as ZooKeeper counts each SNAP sync it starts
+	// (LearnerHandler).
+	SnapCount *Counter
+	// DiffCount counts, on the leader, the members brought back in step
+	// by log entries alone: each time the leader had to find where a
+	// member's log stands (it was elected, the member restarted or came
+	// back after a partition, messages to it were lost) and resumed
+	// streaming entries from there with no snapshot sent (ZooKeeper's
+	// LearnerHandler: a DIFF or TRUNC sync).
+	DiffCount *Counter
 
 	// Warden's own.
 
@@ -107,8 +124,11 @@ type RaftState struct {
 
 // Options configure a Set.
 type Options struct {
-	// Runtime adds the Go runtime and process collectors (go_*, process_*),
-	// Warden's counterpart of ZooKeeper's jvm_* (metricsProvider.exportJvmInfo).
+	// Runtime (metricsProvider.exportJvmInfo) adds the Go runtime and
+	// process collectors (go_*, process_*) and the JVM series of
+	// ZooKeeper's provider that have a Go counterpart (jvm_memory_bytes_*,
+	// jvm_threads_*, jvm_gc_collection_seconds, jvm_info), computed from
+	// the Go runtime at each scrape.
 	Runtime bool
 }
 
@@ -144,6 +164,9 @@ func New(opts Options) *Set {
 	s.CommitCount = counter("commit_count", "On the leader, writes committed by a quorum.")
 	s.LookingCount = counter("looking_count", "Times this member started looking for a leader.")
 	s.FsyncThresholdExceeded = counter("fsync_threshold_exceed_count", "Write-ahead log fsyncs slower than fsync.warningthresholdms.")
+	s.BytesReceived = counter("bytes_received_count", "Bytes of client requests received, length prefixes included.")
+	s.SnapCount = counter("snap_count", "On the leader, snapshots sent to catch up a member whose missing entries were compacted away.")
+	s.DiffCount = counter("diff_count", "On the leader, members brought in step by log entries alone (no snapshot).")
 
 	s.WALFsync = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "warden_wal_fsync_duration_seconds",
@@ -171,7 +194,8 @@ func New(opts Options) *Set {
 	s.reg.MustRegister(s.WALFsync, s.SnapshotDuration, s.SnapshotBytes, s.RequestDuration, s.LeaderChanges,
 		&monitorCollector{s}, &raftCollector{s})
 	if opts.Runtime {
-		s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+			newJVMCollector())
 	}
 	return s
 }

@@ -100,6 +100,22 @@ func (c *electionClock) synced(m *metrics.Set, term uint64, clock func() time.Ti
 	c.syncSince, c.unavailableSince = time.Time{}, time.Time{}
 }
 
+// peerSync counts, on the leader, a catch-up of a member that was not in
+// step (replica.Config.PeerSync): ZooKeeper's snap_count when a snapshot
+// is sent to it, diff_count when log entries sufficed. Raft's loop
+// goroutine.
+func (n *Node) peerSync(peer uint64, bySnapshot bool) {
+	m := n.cfg.Metrics
+	if m == nil {
+		return
+	}
+	if bySnapshot {
+		m.SnapCount.Inc()
+	} else {
+		m.DiffCount.Inc()
+	}
+}
+
 // internalOp reports entries Warden adds to the log that ZooKeeper does
 // not propose: touches (session liveness, OpPing), rejoins and attaches.
 func internalOp(op wire.OpCode) bool {

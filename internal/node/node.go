@@ -257,6 +257,7 @@ func (n *Node) Run() error {
 		HeartbeatTicks: cfg.HeartbeatTicks,
 		Campaign:       len(cfg.Members) == 0,
 		LostEntries:    n.lostEntries,
+		PeerSync:       n.peerSync,
 		LeaderUnreachable: func() {
 			n.failAll(fmt.Errorf("%w: this member could not reach its leader", ErrProposalLost), false, time.Time{})
 		},

@@ -12,7 +12,10 @@
 // Local snapshots are taken by the host, which reports each durable one
 // with SnapshotSaved; the loop then marks it in the WAL and compacts the
 // log behind the previous snapshot, so recovery can fall back one snapshot
-// and slow followers can still catch up from the log.
+// and slow followers can still catch up from the log. On the leader, the
+// loop reports each catch-up of a member (Config.PeerSync): by snapshot
+// when raft sends one, by log entries when the member is back in step
+// without (sync.go).
 //
 // Failure rules: a full disk pauses the loop (retried every second;
 // nothing acknowledged is lost; a leader stops heartbeating, so the

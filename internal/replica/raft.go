@@ -105,6 +105,15 @@ type Config struct {
 	// to this follower's leader were dropped: forwarded proposals may be
 	// lost.
 	LeaderUnreachable func()
+	// PeerSync is called on the loop's goroutine, on the leader, for each
+	// catch-up of a member that is not in step: with bySnapshot when raft
+	// starts sending it a snapshot, because the entries it lacks were
+	// compacted away (each attempt counts); without, when the member is
+	// back in step (raft's StateReplicate) by log entries alone, no
+	// snapshot sent since it left it. Every member catches up so once per
+	// leadership, then again after each restart, partition or lost
+	// message. Optional.
+	PeerSync func(peer uint64, bySnapshot bool)
 	// Campaign makes the member campaign at once: a member alone is
 	// leader after one round.
 	Campaign bool
@@ -159,6 +168,8 @@ type Node struct {
 	// fastUntil bounds a fast election started by PeerGone; zero when
 	// none runs.
 	fastUntil time.Time
+	// syncs follows the members' Progress states on the leader.
+	syncs syncTracker
 }
 
 // BootstrapSnapshot is the initial state of a fresh log: an empty state
@@ -265,6 +276,7 @@ func (n *Node) Deliver(m *raftpb.Message) {
 func (n *Node) Unreachable(peer uint64) {
 	n.report(func(rn *raft.RawNode) {
 		rn.ReportUnreachable(peer)
+		n.syncs.observe(rn, peer, n.cfg.PeerSync)
 		if st := rn.BasicStatus(); st.Lead == peer && st.RaftState != raft.StateLeader && n.cfg.LeaderUnreachable != nil {
 			n.cfg.LeaderUnreachable()
 		}
@@ -278,7 +290,10 @@ func (n *Node) SnapshotSent(peer uint64, ok bool) {
 	if !ok {
 		st = raft.SnapshotFailure
 	}
-	n.report(func(rn *raft.RawNode) { rn.ReportSnapshot(peer, st) })
+	n.report(func(rn *raft.RawNode) {
+		rn.ReportSnapshot(peer, st)
+		n.syncs.observe(rn, peer, n.cfg.PeerSync)
+	})
 }
 
 // PeerGone reacts to a peer whose process is gone (transport.Handler):
@@ -479,13 +494,25 @@ func (n *Node) step(m *raftpb.Message) {
 	if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		n.log.Debug("raft message not stepped", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
 	}
+	if m.GetType() == raftpb.MessageType_MsgAppResp {
+		// Only a rejection moves a member out of step here, and only an
+		// acceptance moves one that is not back in.
+		if p := n.syncs.peers[m.GetFrom()]; p == nil || m.GetReject() || p.state != tracker.StateReplicate {
+			n.syncs.observe(n.rn, m.GetFrom(), n.cfg.PeerSync)
+		}
+	}
 }
 
 // handleReady persists, sends and hands over one Ready. It reports false
 // when the loop must stop.
 func (n *Node) handleReady() bool {
 	rd := n.rn.Ready()
-	leader := n.rn.BasicStatus().RaftState == raft.StateLeader
+	bs := n.rn.BasicStatus()
+	leader := bs.RaftState == raft.StateLeader
+	n.syncs.lead(n.rn, &bs)
+	if leader {
+		n.syncs.sent(n.rn, rd.Messages, n.cfg.PeerSync)
+	}
 	if leader && n.cfg.Transport != nil {
 		// A leader's appends go to followers while it writes its own copy.
 		n.cfg.Transport.Send(rd.Messages)

@@ -102,6 +102,27 @@ type member struct {
 	pending  [][]byte
 	applied  []string
 	statuses []Status
+	// diffs counts, by peer, PeerSync's catch-ups by log entries;
+	// snaps those by snapshot.
+	diffs, snaps map[uint64]int
+}
+
+func (m *member) peerSync(peer uint64, bySnapshot bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if bySnapshot {
+		m.snaps[peer]++
+	} else {
+		m.diffs[peer]++
+	}
+}
+
+// syncs returns how many times peer was caught up by log entries and by
+// snapshot, as this member led.
+func (m *member) syncs(peer uint64) (diffs, snaps int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.diffs[peer], m.snaps[peer]
 }
 
 func (m *member) proposals() []Proposal {
@@ -171,13 +192,14 @@ func startMembers(t *testing.T, n int) ([]*member, *transport.Network) {
 	var wg sync.WaitGroup
 	var ms []*member
 	for i := 1; i <= n; i++ {
-		m := &member{id: uint64(i), wal: &memWAL{snap: BootstrapSnapshot(voters, nil)}, updates: make(chan Update, 16)}
+		m := &member{id: uint64(i), wal: &memWAL{snap: BootstrapSnapshot(voters, nil)}, updates: make(chan Update, 16),
+			diffs: make(map[uint64]int), snaps: make(map[uint64]int)}
 		st, applied := m.wal.recover(t)
 		tr := netw.Join(m.id, nil)
 		node, err := StartNode(Config{
 			ID: m.id, Storage: st, Applied: applied, WAL: m.wal, Transport: tr,
 			Updates: m.updates, Proposals: m.proposals, Tick: time.Millisecond,
-			Campaign: n == 1, Fatal: func(err error) { t.Errorf("fatal: %v", err) },
+			Campaign: n == 1, Fatal: func(err error) { t.Errorf("fatal: %v", err) }, PeerSync: m.peerSync,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -268,6 +290,43 @@ func TestThreeMembersReplicateAndFollowersForwardProposals(t *testing.T) {
 		if last.Lead != l.id {
 			t.Fatalf("member %d's last status names leader %d, want %d", m.id, last.Lead, l.id)
 		}
+	}
+}
+
+func TestLeaderReportsFollowersCaughtUpByEntries(t *testing.T) {
+	ms, netw := startMembers(t, 3)
+	waitUntil(t, "a leader", func() bool { return leaderOf(ms) != nil })
+	l := leaderOf(ms)
+	var fs []*member
+	for _, m := range ms {
+		if m != l {
+			fs = append(fs, m)
+		}
+	}
+	// A new leader probes every follower, then streams entries to it.
+	for _, f := range fs {
+		waitUntil(t, fmt.Sprintf("follower %d caught up at election", f.id), func() bool { d, _ := l.syncs(f.id); return d >= 1 })
+	}
+	if d, s := l.syncs(l.id); d != 0 || s != 0 {
+		t.Errorf("the leader reported itself caught up: %d, %d", d, s)
+	}
+	for _, f := range fs {
+		if d, s := f.syncs(l.id); d != 0 || s != 0 {
+			t.Errorf("follower %d reported catch-ups: %d, %d", f.id, d, s)
+		}
+	}
+	// A follower cut off while entries are committed is caught up by them
+	// once it is back (the leader's log is not compacted: no snapshot).
+	f := fs[0]
+	before, _ := l.syncs(f.id)
+	netw.Isolate(f.id)
+	l.propose("while cut off")
+	waitUntil(t, "the leader and the other follower apply it", func() bool { return len(l.got()) == 1 && len(fs[1].got()) == 1 })
+	netw.Heal()
+	waitUntil(t, "the cut-off follower applies it", func() bool { return len(f.got()) == 1 })
+	waitUntil(t, "the cut-off follower reported caught up", func() bool { d, _ := l.syncs(f.id); return d > before })
+	if _, s := l.syncs(f.id); s != 0 {
+		t.Errorf("%d snapshot catch-ups reported, want none", s)
 	}
 }
 
