@@ -3,13 +3,12 @@ package admin
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/wardenzk/warden/internal/admin/jsonshape"
 	"github.com/wardenzk/warden/server/servertest"
 )
 
@@ -61,8 +60,7 @@ func TestEnsembleRepliesHaveZooKeepersShape(t *testing.T) {
 			}
 			zk := decode(t, b)
 			wd := run(t, roles[role], cmd, cmd)
-			var diffs []string
-			diffShape(cmd, zk, wd, map[string]bool{"voting_view.current_config": true}, &diffs)
+			diffs := jsonshape.Diff(cmd, zk, wd, jsonshape.Options{DataMaps: map[string]bool{"voting_view.current_config": true}})
 			for _, d := range diffs {
 				path, _, _ := strings.Cut(d, ": ")
 				if r, ok := ensembleDeliberate[path]; ok {
@@ -84,82 +82,4 @@ func decode(t *testing.T, b []byte) map[string]any {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// kind names a decoded JSON value's type.
-func kind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case json.Number:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// diffShape appends to out the differences in keys and value types
-// between ZooKeeper's value zk and Warden's wd at path, recursively.
-// Objects in dataMaps have data as keys (member ids): their entry counts
-// and value shapes are compared, not their keys.
-func diffShape(path string, zk, wd any, dataMaps map[string]bool, out *[]string) {
-	if kind(zk) != kind(wd) {
-		*out = append(*out, fmt.Sprintf("%s: ZooKeeper %s, Warden %s", path, kind(zk), kind(wd)))
-		return
-	}
-	switch z := zk.(type) {
-	case map[string]any:
-		w := wd.(map[string]any)
-		if dataMaps[path] {
-			if len(z) != len(w) {
-				*out = append(*out, fmt.Sprintf("%s: ZooKeeper %d entries, Warden %d", path, len(z), len(w)))
-			}
-			for k, zv := range z {
-				if wv, ok := w[k]; ok {
-					diffShape(path+"[]", zv, wv, dataMaps, out)
-				}
-			}
-			return
-		}
-		keys := map[string]bool{}
-		for k := range z {
-			keys[k] = true
-		}
-		for k := range w {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		slices.Sort(sorted)
-		for _, k := range sorted {
-			zv, inZ := z[k]
-			wv, inW := w[k]
-			switch {
-			case !inW:
-				*out = append(*out, fmt.Sprintf("%s.%s: only in ZooKeeper", path, k))
-			case !inZ:
-				*out = append(*out, fmt.Sprintf("%s.%s: only in Warden", path, k))
-			default:
-				diffShape(path+"."+k, zv, wv, dataMaps, out)
-			}
-		}
-	case []any:
-		w := wd.([]any)
-		if (len(z) == 0) != (len(w) == 0) {
-			*out = append(*out, fmt.Sprintf("%s: ZooKeeper %d elements, Warden %d", path, len(z), len(w)))
-			return
-		}
-		if len(z) > 0 {
-			diffShape(path+"[]", z[0], w[0], dataMaps, out)
-		}
-	}
 }

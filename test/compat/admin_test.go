@@ -10,12 +10,12 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wardenzk/warden/client"
+	"github.com/wardenzk/warden/internal/admin/jsonshape"
 )
 
 // adminJars are the jars, besides ZooKeeper's, that its AdminServer needs
@@ -171,100 +171,6 @@ var mustCompare = map[string][]string{
 	"watches_by_path": {"path_to_session_ids"},
 }
 
-// kind names a decoded JSON value's type.
-func kind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case json.Number:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// diffShape appends to out the differences in keys and value types between ZooKeeper's
-// value zk and Warden's wd at path, recursively.
-func diffShape(path string, zk, wd any, out *[]string) {
-	if kind(zk) != kind(wd) {
-		// null is the error field of a good reply; a value of either kind matches it.
-		if zk == nil || wd == nil {
-			if !strings.HasSuffix(path, ".error") {
-				*out = append(*out, fmt.Sprintf("%s: ZooKeeper %s, Warden %s", path, kind(zk), kind(wd)))
-			}
-			return
-		}
-		*out = append(*out, fmt.Sprintf("%s: ZooKeeper %s, Warden %s", path, kind(zk), kind(wd)))
-		return
-	}
-	switch z := zk.(type) {
-	case map[string]any:
-		w := wd.(map[string]any)
-		if dataMaps[path] {
-			if len(z) != len(w) {
-				*out = append(*out, fmt.Sprintf("%s: ZooKeeper %d entries, Warden %d", path, len(z), len(w)))
-			}
-			if len(z) > 0 && len(w) > 0 {
-				diffShape(path+"[]", first(z), first(w), out)
-			}
-			return
-		}
-		for _, k := range union(z, w) {
-			zv, inZ := z[k]
-			wv, inW := w[k]
-			switch {
-			case !inW:
-				*out = append(*out, fmt.Sprintf("%s.%s: only in ZooKeeper", path, k))
-			case !inZ:
-				*out = append(*out, fmt.Sprintf("%s.%s: only in Warden", path, k))
-			default:
-				diffShape(path+"."+k, zv, wv, out)
-			}
-		}
-	case []any:
-		w := wd.([]any)
-		if (len(z) == 0) != (len(w) == 0) {
-			*out = append(*out, fmt.Sprintf("%s: ZooKeeper %d elements, Warden %d", path, len(z), len(w)))
-			return
-		}
-		if len(z) > 0 {
-			diffShape(path+"[]", z[0], w[0], out)
-		}
-	}
-}
-
-func first(m map[string]any) any {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return m[keys[0]]
-}
-
-func union(a, b map[string]any) []string {
-	set := map[string]bool{}
-	for k := range a {
-		set[k] = true
-	}
-	for k := range b {
-		set[k] = true
-	}
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // TestAdminServerMatchesZooKeeper runs every command both AdminServers have on a
 // standalone ZooKeeper 3.8 and a standalone Warden in the same state, and compares the
 // replies' keys and value types field by field.
@@ -319,15 +225,15 @@ func compareCommand(t *testing.T, zkURL, wdURL, name string) {
 					t.Errorf("%s.%s is empty on %s", name, f, who)
 				}
 			default:
-				t.Errorf("%s.%s on %s is %s", name, f, who, kind(v))
+				t.Errorf("%s.%s on %s is %s", name, f, who, jsonshape.Kind(v))
 			}
 		}
 	}
 	if (zm["error"] == nil) != (wm["error"] == nil) && allowed(baseName(name)+".error", false) == "" {
 		t.Errorf("%s: error ZooKeeper %v, Warden %v", name, zm["error"], wm["error"])
 	}
-	var diffs []string
-	diffShape(baseName(name), zm, wm, &diffs)
+	diffs := jsonshape.Diff(baseName(name), zm, wm, jsonshape.Options{DataMaps: dataMaps,
+		NullMatches: func(path string) bool { return strings.HasSuffix(path, ".error") }})
 	for _, d := range diffs {
 		path, what, _ := strings.Cut(d, ": ")
 		if r := allowed(path, what == "only in ZooKeeper"); r != "" {
