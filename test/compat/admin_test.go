@@ -140,6 +140,8 @@ var deliberate = map[string]string{
 	"monitor.last_processed_zxid":   "Warden's mntr adds the last applied zxid (zk_last_processed_zxid)",
 	"monitor.session_expired_count": "Warden's mntr counts expired sessions",
 	"monitor.watch_events_sent":     "Warden's mntr counts watch events sent",
+	"monitor.fsync_threshold_exceed_count": "Warden's mntr and /metrics add the slow-fsync count " +
+		"that ZooKeeper keeps in srvr's server_stats only (docs/metrics.md)",
 	"system_properties.*": "Java system properties do not exist in Warden; it lists the runtime, OS and " +
 		"user entries of envi under their Java names, not the JVM's own properties nor zoo.cfg keys",
 	"hash.error": "Warden keeps no tree digest: hash answers an error (value, not shape)",
