@@ -127,23 +127,9 @@ func auditUsers(ids []wire.ID) string {
 func auditACL(acl []wire.ACL) string {
 	s := make([]string, len(acl))
 	for i, a := range acl {
-		s[i] = a.ID.Scheme + ":" + a.ID.ID + ":" + auditPerms(a.Perms)
+		s[i] = a.ID.Scheme + ":" + a.ID.ID + ":" + a.Perms.Letters()
 	}
 	return strings.Join(s, ",")
-}
-
-// auditPerms renders permission bits in cdrwa order.
-func auditPerms(p wire.Perm) string {
-	var b strings.Builder
-	for _, x := range []struct {
-		bit wire.Perm
-		c   byte
-	}{{wire.PermCreate, 'c'}, {wire.PermDelete, 'd'}, {wire.PermRead, 'r'}, {wire.PermWrite, 'w'}, {wire.PermAdmin, 'a'}} {
-		if p&x.bit != 0 {
-			b.WriteByte(x.c)
-		}
-	}
-	return b.String()
 }
 
 // auditCreateMode is ZooKeeper's CreateMode name, lower case.

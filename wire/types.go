@@ -61,6 +61,24 @@ const (
 	PermAll    Perm = 31
 )
 
+// permLetters are the permissions in the order zkCli.sh prints them.
+var permLetters = [...]struct {
+	bit    Perm
+	letter byte
+}{{PermCreate, 'c'}, {PermDelete, 'd'}, {PermRead, 'r'}, {PermWrite, 'w'}, {PermAdmin, 'a'}}
+
+// Letters renders p as zkCli.sh and ZooKeeper's logs do: the letters of
+// its bits, a subset of "cdrwa" in that order ("" for none).
+func (p Perm) Letters() string {
+	b := make([]byte, 0, len(permLetters))
+	for _, x := range permLetters {
+		if p&x.bit != 0 {
+			b = append(b, x.letter)
+		}
+	}
+	return string(b)
+}
+
 // ID is an ACL identity: a scheme and an id within it (jute Id).
 type ID struct {
 	Scheme string

@@ -33,24 +33,10 @@ func writeStat(w io.Writer, st client.Stat) {
 	fmt.Fprintf(w, "numChildren = %d\n", st.NumChildren)
 }
 
-// permString renders permission bits as zkCli.sh does: a subset of "cdrwa".
-func permString(p wire.Perm) string {
-	var b strings.Builder
-	for _, x := range []struct {
-		bit wire.Perm
-		c   byte
-	}{{wire.PermCreate, 'c'}, {wire.PermDelete, 'd'}, {wire.PermRead, 'r'}, {wire.PermWrite, 'w'}, {wire.PermAdmin, 'a'}} {
-		if p&x.bit != 0 {
-			b.WriteByte(x.c)
-		}
-	}
-	return b.String()
-}
-
 // writeACL prints an ACL list as zkCli.sh's getAcl does.
 func writeACL(w io.Writer, acl []client.ACL) {
 	for _, a := range acl {
-		fmt.Fprintf(w, "'%s,'%s\n: %s\n", a.ID.Scheme, a.ID.ID, permString(a.Perms))
+		fmt.Fprintf(w, "'%s,'%s\n: %s\n", a.ID.Scheme, a.ID.ID, a.Perms.Letters())
 	}
 }
 
@@ -248,7 +234,7 @@ type jsonACL struct {
 func aclJSON(acl []client.ACL) []jsonACL {
 	out := make([]jsonACL, len(acl))
 	for i, a := range acl {
-		out[i] = jsonACL{a.ID.Scheme, a.ID.ID, permString(a.Perms)}
+		out[i] = jsonACL{a.ID.Scheme, a.ID.ID, a.Perms.Letters()}
 	}
 	return out
 }

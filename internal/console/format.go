@@ -133,29 +133,18 @@ type aclView struct {
 func viewACL(acl []wire.ACL) []aclView {
 	out := make([]aclView, 0, len(acl))
 	for _, a := range acl {
-		out = append(out, aclView{Scheme: a.ID.Scheme, ID: a.ID.ID, Perms: permLetters(a.Perms), Names: permNames(a.Perms)})
+		out = append(out, aclView{Scheme: a.ID.Scheme, ID: a.ID.ID, Perms: a.Perms.Letters(), Names: permNames(a.Perms)})
 	}
 	return out
 }
 
+// perms name the permission bits in ZooKeeper's CLI order (cdrwa).
 var perms = []struct {
-	p      wire.Perm
-	letter byte
-	name   string
+	p    wire.Perm
+	name string
 }{
-	{wire.PermCreate, 'c', "CREATE"}, {wire.PermDelete, 'd', "DELETE"}, {wire.PermRead, 'r', "READ"},
-	{wire.PermWrite, 'w', "WRITE"}, {wire.PermAdmin, 'a', "ADMIN"},
-}
-
-// permLetters is ZooKeeper's CLI notation: "cdrwa" for all.
-func permLetters(p wire.Perm) string {
-	var b []byte
-	for _, x := range perms {
-		if p&x.p != 0 {
-			b = append(b, x.letter)
-		}
-	}
-	return string(b)
+	{wire.PermCreate, "CREATE"}, {wire.PermDelete, "DELETE"}, {wire.PermRead, "READ"},
+	{wire.PermWrite, "WRITE"}, {wire.PermAdmin, "ADMIN"},
 }
 
 func permNames(p wire.Perm) []string {

@@ -174,20 +174,7 @@ func aclText(acl []wire.ACL) string {
 	}
 	parts := make([]string, len(acl))
 	for i, a := range acl {
-		parts[i] = a.ID.Scheme + ":" + a.ID.ID + ":" + permText(a.Perms)
+		parts[i] = a.ID.Scheme + ":" + a.ID.ID + ":" + a.Perms.Letters()
 	}
 	return strings.Join(parts, ", ")
-}
-
-func permText(p wire.Perm) string {
-	var b strings.Builder
-	for _, f := range []struct {
-		bit  wire.Perm
-		name byte
-	}{{wire.PermCreate, 'c'}, {wire.PermDelete, 'd'}, {wire.PermRead, 'r'}, {wire.PermWrite, 'w'}, {wire.PermAdmin, 'a'}} {
-		if p&f.bit != 0 {
-			b.WriteByte(f.name)
-		}
-	}
-	return b.String()
 }
