@@ -104,7 +104,7 @@ func must[T any](t *testing.T) func(T, error) T {
 }
 
 // cutDialer dials TCP and remembers the connections so a test can cut
-// them, pause their reads, hold new dials, and know when a write happened.
+// them, pause their reads and hold new dials.
 type cutDialer struct {
 	mu    sync.Mutex
 	conns []*cutConn
@@ -114,7 +114,6 @@ type cutDialer struct {
 
 type cutConn struct {
 	net.Conn
-	writes    chan struct{} // receives a value per Write (non-blocking)
 	closed    chan struct{}
 	closeOnce sync.Once
 
@@ -139,7 +138,7 @@ func (d *cutDialer) dial(ctx context.Context, network, addr string) (net.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	cc := &cutConn{Conn: nc, writes: make(chan struct{}, 1024), closed: make(chan struct{})}
+	cc := &cutConn{Conn: nc, closed: make(chan struct{})}
 	d.mu.Lock()
 	d.conns = append(d.conns, cc)
 	d.mu.Unlock()
@@ -193,15 +192,6 @@ func (d *cutDialer) count() int {
 	return len(d.conns)
 }
 
-func (c *cutConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	select {
-	case c.writes <- struct{}{}:
-	default:
-	}
-	return n, err
-}
-
 func (c *cutConn) pause() {
 	c.mu.Lock()
 	c.paused = make(chan struct{})
@@ -217,22 +207,27 @@ func (c *cutConn) resume() {
 	c.mu.Unlock()
 }
 
-// drainWrites forgets writes seen so far.
-func (c *cutConn) drainWrites() {
-	for {
-		select {
-		case <-c.writes:
-		default:
-			return
-		}
-	}
-}
-
-func (c *cutConn) waitWrite(t *testing.T) {
+// waitInFlight waits until c's current connection has a request written
+// (or being written) and awaiting its reply. Watching the socket's writes
+// instead would take a ping for the request.
+func waitInFlight(t *testing.T, c *Conn) {
 	t.Helper()
-	select {
-	case <-c.writes:
-	case <-time.After(wait):
-		t.Fatal("no write")
+	deadline := time.Now().Add(wait)
+	for {
+		c.mu.Lock()
+		l := c.cur
+		c.mu.Unlock()
+		if l != nil {
+			l.mu.Lock()
+			n := len(l.pending)
+			l.mu.Unlock()
+			if n > 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no request in flight")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -51,7 +51,6 @@ func TestCancelMidFlight(t *testing.T) {
 	d := &cutDialer{}
 	c := connect(t, srv.Addr().String(), WithDialer(d.dial))
 	nc := d.last()
-	nc.drainWrites()
 	nc.pause() // replies stay in the socket until resume
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -59,7 +58,7 @@ func TestCancelMidFlight(t *testing.T) {
 		_, _, err := c.Get(ctx, "/")
 		done <- err
 	}()
-	nc.waitWrite(t) // the request is on the wire
+	waitInFlight(t, c) // the request is on the wire
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled get = %v", err)
@@ -117,14 +116,13 @@ func TestCutConnectionReconnectsAndRearmsWatches(t *testing.T) {
 
 	// A request in flight when the connection is cut gets ErrConnectionLoss.
 	nc := d.last()
-	nc.drainWrites()
 	nc.pause()
 	inflight := make(chan error, 1)
 	go func() {
 		_, _, err := c.Get(ctx, "/w")
 		inflight <- err
 	}()
-	nc.waitWrite(t)
+	waitInFlight(t, c)
 	d.holdDials()
 	nc.Close()
 	nc.resume()
