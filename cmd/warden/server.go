@@ -73,6 +73,13 @@ func runServer(args []string, level, auditLog string) error {
 		defer f.Close()
 		opts.AuditLogger = slog.New(slog.NewTextHandler(f, nil))
 	}
+	if cfg.AdminEnableServer {
+		// A setting the AdminServer cannot honour (HTTPS) stops the start;
+		// only a port that cannot be bound is tolerated, below.
+		if _, err := admin.ReadSettings(cfg); err != nil {
+			return err
+		}
+	}
 	srv, err := server.Start(cfg, opts)
 	if err != nil {
 		return err

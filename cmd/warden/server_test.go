@@ -5,9 +5,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/server"
@@ -83,5 +87,40 @@ func TestServeMetricsPortInUse(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "metricsProvider.httpPort") {
 		t.Errorf("error does not say what to change: %v", err)
+	}
+}
+
+// TestServerRefusesHTTPSItCannotServe checks that a zoo.cfg asking for an
+// HTTPS AdminServer or metrics endpoint stops the start, before anything
+// listens, instead of serving plain HTTP.
+func TestServerRefusesHTTPSItCannotServe(t *testing.T) {
+	for _, extra := range []string{
+		"admin.forceHttps=true\n",
+		"admin.enableServer=false\nmetricsProvider.className=" + metrics.PrometheusProvider + "\nmetricsProvider.httpsPort=7443\n",
+	} {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "zoo.cfg")
+		free, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := free.Addr().(*net.TCPAddr).Port
+		free.Close()
+		text := "tickTime=2000\ndataDir=" + dir + "\nclientPortAddress=127.0.0.1\nclientPort=" + strconv.Itoa(port) + "\n" + extra
+		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- runServer([]string{cfg}, "error", "") }()
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			// It started: stop it the way an operator would.
+			syscall.Kill(os.Getpid(), syscall.SIGTERM)
+			err = <-done
+		}
+		if err == nil || !strings.Contains(err.Error(), "not supported") {
+			t.Errorf("%q: runServer = %v, want a refusal", extra, err)
+		}
 	}
 }

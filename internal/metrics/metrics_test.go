@@ -202,6 +202,7 @@ func TestParseProvider(t *testing.T) {
 			Provider{Prometheus: true, Host: "127.0.0.1", Port: 0, Runtime: false}, ""},
 		{"unknown class", map[string]string{class: "com.example.MyProvider"}, Provider{}, "com.example.MyProvider is not supported"},
 		{"bad port", map[string]string{class: PrometheusProvider, "metricsProvider.httpPort": "70000"}, Provider{}, "not a port number"},
+		{"https asked for", map[string]string{class: PrometheusProvider, "metricsProvider.httpsPort": "7443"}, Provider{}, "httpsPort=7443 is not supported"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

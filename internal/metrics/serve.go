@@ -63,6 +63,9 @@ func ParseProvider(lookup func(key string) (string, bool)) (Provider, error) {
 		}
 		p.Port = port
 	}
+	if v, ok := lookup("metricsProvider.httpsPort"); ok && strings.TrimSpace(v) != "" {
+		return p, fmt.Errorf("metrics: metricsProvider.httpsPort=%s is not supported: Warden serves /metrics over plain HTTP only; remove the key (and use metricsProvider.httpPort) or put a TLS proxy in front", strings.TrimSpace(v))
+	}
 	if v, ok := lookup("metricsProvider.exportJvmInfo"); ok {
 		// Java's Boolean.parseBoolean: only "true" (any case) is true.
 		p.Runtime = strings.EqualFold(strings.TrimSpace(v), "true")
