@@ -69,6 +69,21 @@ func retryLoss(t *testing.T, op func() error) error {
 	}
 }
 
+// createAcrossLoss creates path, retrying ConnectionLoss; NodeExists after
+// a loss means an earlier attempt took effect.
+func createAcrossLoss(t *testing.T, c *client.Conn, path, data string) {
+	t.Helper()
+	lost := false
+	err := retryLoss(t, func() error {
+		_, err := c.Create(ctxT(t), path, []byte(data), client.Persistent, client.OpenACL)
+		lost = lost || errors.Is(err, client.ErrConnectionLoss)
+		return err
+	})
+	if err != nil && !(lost && errors.Is(err, client.ErrNodeExists)) {
+		t.Fatalf("create %s: %v", path, err)
+	}
+}
+
 // get reads path after a sync, so it sees every write acknowledged before.
 func get(t *testing.T, c *client.Conn, path string) string {
 	t.Helper()
@@ -136,7 +151,7 @@ func TestEnsembleLeaderLossElectsANewLeaderAndKeepsData(t *testing.T) {
 		t.Fatalf("member %d still leads after it stopped", l+1)
 	}
 	// The client carries on with its session on a surviving member.
-	mustCreate(t, c, "/after", "2")
+	createAcrossLoss(t, c, "/after", "2")
 	if got := get(t, c, "/before"); got != "1" {
 		t.Fatalf("/before = %q after the leader change", got)
 	}
@@ -296,13 +311,7 @@ func TestEnsembleWipedMemberRejoins(t *testing.T) {
 			// It votes and serves like any member afterwards.
 			e.Stop(e.Leader())
 			e.Leader()
-			err = retryLoss(t, func() error {
-				_, err := cf.Create(ctxT(t), "/after-wipe", nil, client.Persistent, client.OpenACL)
-				return err
-			})
-			if err != nil && !errors.Is(err, client.ErrNodeExists) { // exists: an attempt that met the change did it
-				t.Fatalf("create /after-wipe: %v", err)
-			}
+			createAcrossLoss(t, cf, "/after-wipe", "")
 		})
 	}
 }
