@@ -130,13 +130,16 @@ type Options struct {
 	// jvm_threads_*, jvm_gc_collection_seconds, jvm_info), computed from
 	// the Go runtime at each scrape.
 	Runtime bool
+	// Now is the clock of the summaries' 10-minute quantile windows; nil
+	// means time.Now. Tests pass a fake one.
+	Now func() time.Time
 }
 
 // New returns a Set with its own registry.
 func New(opts Options) *Set {
 	s := &Set{reg: prometheus.NewRegistry()}
 	sum := func(name, help string, level Level) *Summary {
-		x := newSummary(name, help, level)
+		x := newSummary(name, help, level, opts.Now)
 		s.summaries = append(s.summaries, x)
 		s.reg.MustRegister(x)
 		return x

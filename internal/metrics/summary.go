@@ -4,11 +4,12 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // Level is how much detail a Summary keeps, as ZooKeeper's
@@ -31,14 +32,6 @@ var exported = map[Level][]float64{
 	Advanced: {0.5, 0.9, 0.99},
 }
 
-// objectives are the quantiles a summary tracks, with their tolerated
-// errors: ZooKeeper's for the exported ones (0.05, 0.01, 0.001), and for
-// an Advanced summary the extra ones mntr prints.
-var objectives = map[Level]map[float64]float64{
-	Basic:    {0.5: 0.05},
-	Advanced: {0.5: 0.05, 0.9: 0.01, 0.95: 0.005, 0.99: 0.001, 0.999: 0.0001},
-}
-
 // mntrQuantiles are the percentiles mntr prints for an Advanced summary.
 var mntrQuantiles = []struct {
 	prefix string
@@ -48,17 +41,15 @@ var mntrQuantiles = []struct {
 // Summary is one of ZooKeeper's summaries: values (milliseconds for the
 // times) whose count, sum and quantiles /metrics exports as
 // name{quantile=…}, name_sum and name_count, and whose avg/min/max/cnt/sum
-// (and percentiles when Advanced) mntr prints. Quantiles cover the last
-// 10 minutes (client_golang's default window, as ZooKeeper's simpleclient);
-// the mntr figures cover the server's lifetime. Safe for concurrent use;
-// Observe takes one lock (the quantile stream's).
+// (and percentiles when Advanced) mntr prints. Count, sum, min and max
+// cover the server's lifetime; quantiles cover the last 10 minutes, as
+// ZooKeeper's (simpleclient's) do. Safe for concurrent use; Observe takes
+// one short lock (the window's).
 type Summary struct {
 	name  string
 	level Level
 	desc  *prometheus.Desc
-	// prom tracks every quantile of objectives[level]; Collect exports
-	// those of exported[level].
-	prom prometheus.Summary
+	win   window
 
 	count, sum atomic.Int64
 	// min and max hold math.MaxInt64 and math.MinInt64 until the first
@@ -66,9 +57,9 @@ type Summary struct {
 	min, max atomic.Int64
 }
 
-func newSummary(name, help string, level Level) *Summary {
+func newSummary(name, help string, level Level, now func() time.Time) *Summary {
 	s := &Summary{name: name, level: level, desc: prometheus.NewDesc(name, help, nil, nil)}
-	s.prom = prometheus.NewSummary(prometheus.SummaryOpts{Name: name, Help: help, Objectives: objectives[level]})
+	s.win.init(now)
 	s.min.Store(math.MaxInt64)
 	s.max.Store(math.MinInt64)
 	return s
@@ -79,7 +70,7 @@ func (s *Summary) Observe(v int64) {
 	if s == nil {
 		return
 	}
-	s.prom.Observe(float64(v))
+	s.win.record(v)
 	s.count.Add(1)
 	s.sum.Add(v)
 	for cur := s.min.Load(); v < cur && !s.min.CompareAndSwap(cur, v); cur = s.min.Load() {
@@ -98,31 +89,10 @@ func (s *Summary) Count() int64 { return s.count.Load() }
 func (s *Summary) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
 
 // Collect implements prometheus.Collector: the summary with ZooKeeper's
-// quantiles only.
+// quantiles (NaN while the window holds no value, as simpleclient).
 func (s *Summary) Collect(ch chan<- prometheus.Metric) {
-	count, sum, qs, err := s.read()
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(s.desc, err)
-		return
-	}
-	out := make(map[float64]float64, len(exported[s.level]))
-	for _, q := range exported[s.level] {
-		out[q] = qs[q]
-	}
-	ch <- prometheus.MustNewConstSummary(s.desc, count, sum, out)
-}
-
-// read returns the windowed count, sum and quantiles.
-func (s *Summary) read() (count uint64, sum float64, qs map[float64]float64, err error) {
-	var m dto.Metric
-	if err := s.prom.Write(&m); err != nil {
-		return 0, 0, nil, err
-	}
-	qs = make(map[float64]float64)
-	for _, q := range m.GetSummary().GetQuantile() {
-		qs[q.GetQuantile()] = q.GetValue()
-	}
-	return m.GetSummary().GetSampleCount(), m.GetSummary().GetSampleSum(), qs, nil
+	qs := s.win.quantiles(exported[s.level])
+	ch <- prometheus.MustNewConstSummary(s.desc, uint64(s.count.Load()), float64(s.sum.Load()), qs)
 }
 
 // monitor appends mntr's lines for s: avg_, min_, max_, cnt_, sum_ and,
@@ -149,13 +119,103 @@ func (s *Summary) monitor(out []Value) []Value {
 	if s.level != Advanced {
 		return out
 	}
-	_, _, qs, err := s.read()
-	for _, want := range mntrQuantiles {
+	want := make([]float64, len(mntrQuantiles))
+	for i, m := range mntrQuantiles {
+		want[i] = m.q
+	}
+	qs := s.win.quantiles(want)
+	for _, m := range mntrQuantiles {
 		var v int64
-		if q, ok := qs[want.q]; err == nil && ok && !math.IsNaN(q) {
+		if q := qs[m.q]; !math.IsNaN(q) {
 			v = int64(math.Round(q))
 		}
-		out = append(out, Value{want.prefix + s.name, v})
+		out = append(out, Value{m.prefix + s.name, v})
+	}
+	return out
+}
+
+// The quantile window: like simpleclient's (and client_golang's)
+// summaries, the last maxAge of values in ageBuckets rotating
+// histograms. HDR histograms make a value cost one counter increment
+// (client_golang's quantile streams cost far more per value); values are
+// kept to two significant digits, exact below 256.
+const (
+	maxAge       = 10 * time.Minute
+	ageBuckets   = 5
+	bucketAge    = maxAge / ageBuckets
+	highestValue = int64(time.Hour / time.Millisecond) // larger values count as this
+	sigFigs      = 2
+)
+
+// window holds the values of the last maxAge.
+type window struct {
+	now func() time.Time
+
+	mu sync.Mutex
+	// buckets[cur] receives values since start; the others hold the
+	// ageBuckets-1 bucketAge periods before it.
+	buckets [ageBuckets]*hdrhistogram.Histogram
+	cur     int
+	start   time.Time
+}
+
+func (w *window) init(now func() time.Time) {
+	if now == nil {
+		now = time.Now
+	}
+	w.now = now
+	for i := range w.buckets {
+		w.buckets[i] = hdrhistogram.New(0, highestValue, sigFigs)
+	}
+	w.start = now()
+}
+
+// rotate moves the window to now. w.mu is held.
+func (w *window) rotate(now time.Time) {
+	steps := int(now.Sub(w.start) / bucketAge)
+	if steps <= 0 {
+		return
+	}
+	if steps >= ageBuckets {
+		for _, b := range w.buckets {
+			b.Reset()
+		}
+		w.start = now
+		return
+	}
+	for range steps {
+		w.cur = (w.cur + 1) % ageBuckets
+		w.buckets[w.cur].Reset()
+		w.start = w.start.Add(bucketAge)
+	}
+}
+
+func (w *window) record(v int64) {
+	v = min(max(v, 0), highestValue)
+	now := w.now()
+	w.mu.Lock()
+	w.rotate(now)
+	w.buckets[w.cur].RecordValue(v) // in range: cannot fail
+	w.mu.Unlock()
+}
+
+// quantiles returns the values at qs (0 to 1) over the window, NaN for
+// each when it is empty.
+func (w *window) quantiles(qs []float64) map[float64]float64 {
+	merged := hdrhistogram.New(0, highestValue, sigFigs)
+	now := w.now()
+	w.mu.Lock()
+	w.rotate(now)
+	for _, b := range w.buckets {
+		merged.Merge(b)
+	}
+	w.mu.Unlock()
+	out := make(map[float64]float64, len(qs))
+	for _, q := range qs {
+		out[q] = math.NaN()
+		if merged.TotalCount() > 0 {
+			out[q] = float64(merged.ValueAtQuantile(q * 100))
+		}
 	}
 	return out
 }
