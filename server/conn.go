@@ -85,6 +85,10 @@ type conn struct {
 	// is never modified (addAuth stores a new one), so callers may keep it.
 	auth []wire.ID
 	sasl *auth.DigestMD5Server
+	// x509ID is the subject of the verified client certificate of a TLS
+	// connection, "" when there is none; set before the connection is
+	// served.
+	x509ID string
 
 	replies chan *reply
 

@@ -31,6 +31,8 @@ func (c *conn) dispatch(r *reply, body []byte) bool {
 	}
 	r.caller = c.caller()
 	switch {
+	case r.op != wire.OpAuth && r.op != wire.OpSASL && !c.authenticated():
+		return c.refuseUnauthenticated(r)
 	case r.op == wire.OpPing:
 		r.exec = func() []byte {
 			zxid := c.srv.lastZxid.Load()
@@ -416,78 +418,3 @@ func (c *conn) checkOrRemoveWatches(r *reply, req wire.Record) []byte {
 	return replyFrame(r.xid, s.lastZxid.Load(), code, nil)
 }
 
-// authPacket handles addauth. Unknown schemes fail the connection, as in
-// ZooKeeper: the -115 reply, then close.
-func (c *conn) authPacket(r *reply, body []byte) bool {
-	var p wire.AuthPacket
-	fail := func() bool {
-		c.srv.stats.authFailed.Add(1)
-		r.exec = func() []byte { return replyFrame(r.xid, 0, wire.ErrAuthFailed, nil) }
-		r.closeAfter = true
-		c.enqueue(r)
-		return false
-	}
-	if err := wire.Unmarshal(body, &p, c.srv.maxBuffer); err != nil {
-		// ZooKeeper closes the connection without a reply.
-		c.log.Info("undecodable auth packet; closing the connection", "err", err)
-		return false
-	}
-	switch p.Scheme {
-	case "digest":
-		if !c.srv.cfg.DigestAuthEnabled {
-			c.log.Info("digest authentication is disabled; failing the connection", "scheme", p.Scheme)
-			return fail()
-		}
-		id := auth.DigestID(string(p.Auth))
-		c.addAuth(wire.ID{Scheme: "digest", ID: id})
-		if sd := c.srv.cfg.SuperDigest; sd != "" && id == sd {
-			c.addAuth(wire.ID{Scheme: "super", ID: ""})
-		}
-	case "ip":
-		c.addAuth(wire.ID{Scheme: "ip", ID: c.ip})
-	default:
-		c.log.Info("unknown authentication scheme; failing the connection", "scheme", p.Scheme)
-		return fail()
-	}
-	r.exec = func() []byte { return replyFrame(r.xid, 0, wire.CodeOK, nil) }
-	return c.enqueue(r)
-}
-
-// saslPacket steps a SASL DIGEST-MD5 exchange against the users of the
-// JAAS Server section.
-func (c *conn) saslPacket(r *reply, body []byte) bool {
-	var q wire.GetSASLRequest
-	fail := func() bool {
-		c.srv.stats.authFailed.Add(1)
-		// ZooKeeper sends a (null-token) SetSASLResponse body with the error.
-		r.exec = func() []byte {
-			return wire.AppendRecords(nil, &wire.ReplyHeader{Xid: r.xid, Err: wire.ErrAuthFailed}, &wire.SetSASLResponse{})
-		}
-		r.closeAfter = true
-		c.enqueue(r)
-		return false
-	}
-	if err := wire.Unmarshal(body, &q, c.srv.maxBuffer); err != nil || c.srv.saslUsers == nil {
-		c.log.Info("SASL requested but no JAAS Server section is configured (java.security.auth.login.config)")
-		return fail()
-	}
-	if c.sasl == nil {
-		c.sasl = auth.NewDigestMD5Server(c.srv.saslUsers, "zk-sasl-md5")
-	}
-	challenge, done, err := c.sasl.Step(q.Token)
-	if err != nil {
-		c.log.Info("SASL authentication failed", "err", err)
-		return fail()
-	}
-	if done {
-		id := c.sasl.AuthorizationID()
-		c.addAuth(wire.ID{Scheme: "sasl", ID: id})
-		if su := c.srv.cfg.SuperUser; su != "" && id == su {
-			c.addAuth(wire.ID{Scheme: "super", ID: ""})
-		}
-	}
-	r.exec = func() []byte {
-		return replyFrame(r.xid, 0, wire.CodeOK, &wire.SetSASLResponse{Token: challenge})
-	}
-	return c.enqueue(r)
-}

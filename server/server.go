@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/wardenzk/warden/internal/auth"
 	"github.com/wardenzk/warden/internal/config"
 	"github.com/wardenzk/warden/internal/fsm"
 	"github.com/wardenzk/warden/internal/metrics"
@@ -236,12 +234,8 @@ func Start(cfg Config, opts Options) (_ *Server, err error) {
 	// Session ids as ZooKeeper makes them: server id in the top byte, the
 	// start time in the middle, a counter below.
 	s.sessionBase = int64(uint64(s.started.UnixMilli())<<24>>8) | s.id<<56
-	if cfg.JAASConfigFile != "" {
-		users, err := loadSASLUsers(cfg.JAASConfigFile)
-		if err != nil {
-			return nil, err
-		}
-		s.saslUsers = users
+	if err := s.checkAuth(); err != nil {
+		return nil, err
 	}
 
 	m, err := newMetrics(&cfg)
@@ -494,19 +488,6 @@ func (s *Server) newSessionID() fsm.SessionID {
 			return id
 		}
 	}
-}
-
-func loadSASLUsers(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("server: read JAAS file for SASL (java.security.auth.login.config): %w", err)
-	}
-	defer f.Close()
-	jaas, err := auth.ParseJAAS(f)
-	if err != nil {
-		return nil, fmt.Errorf("server: JAAS file %s: %w", path, err)
-	}
-	return auth.ServerUsers(jaas, "Server"), nil
 }
 
 func remoteIP(a net.Addr) string {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/wardenzk/warden/internal/auth"
 	"github.com/wardenzk/warden/internal/tree"
 	"github.com/wardenzk/warden/wire"
 )
@@ -67,7 +66,7 @@ func (h *handler) authenticate(r *http.Request, info string) []wire.ID {
 		if !cfg.DigestAuthEnabled || len(parts) != 2 {
 			return nil
 		}
-		id := auth.DigestID(parts[1])
+		id := cfg.DigestAlg.ID(parts[1])
 		ids := []wire.ID{{Scheme: "digest", ID: id}}
 		if cfg.SuperDigest != "" && id == cfg.SuperDigest {
 			ids = append(ids, wire.ID{Scheme: "super", ID: ""})

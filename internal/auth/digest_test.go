@@ -36,3 +36,35 @@ func TestUserName(t *testing.T) {
 		})
 	}
 }
+
+func TestDigestAlgorithms(t *testing.T) {
+	// Values computed with Python's hashlib and base64.
+	tests := []struct{ name, want string }{
+		{"SHA1", "super:D/InIHSb7yEEbrWz8b9l71RjZJU="},
+		{"sha-1", "super:D/InIHSb7yEEbrWz8b9l71RjZJU="},
+		{"SHA-256", "super:wjySwxg860UATFtciuZ1lpzrCHrPeov6SPu/ZD56uig="},
+		{"SHA256", "super:wjySwxg860UATFtciuZ1lpzrCHrPeov6SPu/ZD56uig="},
+		{"SHA3-256", "super:cRy/KPYuDpW/dtsepniTMpuiuupnWgdU9txltIfv3hA="},
+		{"sha-512", "super:cMAGk13FCMtJkaVQImGEKhjqoGELCiVjYdIhiD8stB1FnIpdGeFvKwAHh5mf4tUYmBR2ZY9181dZTXEHMlkVhg=="},
+		{"MD5", "super:yzhcGieXAe2NBWh0Znxa3g=="},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := ParseDigestAlg(tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.ID("super:test"); got != tt.want {
+				t.Errorf("ID = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	for _, bad := range []string{"RipeMD160", "", "SHA-2"} {
+		if _, err := ParseDigestAlg(bad); err == nil {
+			t.Errorf("ParseDigestAlg(%q) succeeded; want an error", bad)
+		}
+	}
+	if got := (DigestAlg{}).ID("super:test"); got != DigestID("super:test") {
+		t.Errorf("zero DigestAlg = %q, want SHA1's", got)
+	}
+}

@@ -18,7 +18,7 @@
 // sasl.serverconfig), options user_<name>="<password>":
 //
 //	jaas, err := auth.ParseJAAS(f)
-//	users := auth.ServerUsers(jaas, cfg.SASLServerContext)
+//	users, err := auth.ServerUsers(jaas, cfg.SASLServerContext)
 //
 // Per connection, one DigestMD5Server runs the exchange; each SASL request
 // token goes to Step and the returned challenge goes back in the reply:

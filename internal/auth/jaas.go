@@ -66,22 +66,33 @@ func ParseJAAS(r io.Reader) (map[string][]LoginModule, error) {
 	}
 }
 
+// DigestLoginModule is the JAAS login module of ZooKeeper's SASL
+// DIGEST-MD5 users, the only SASL mechanism Warden's server offers.
+const DigestLoginModule = "org.apache.zookeeper.server.auth.DigestLoginModule"
+
 // ServerUsers returns the DIGEST-MD5 users of a JAAS section (section ""
 // means "Server", ZooKeeper's default): every option user_<name>="<password>"
-// of every module in it, as ZooKeeper's SaslServerCallbackHandler reads them.
-func ServerUsers(jaas map[string][]LoginModule, section string) map[string]string {
+// of its DigestLoginModule entries, as ZooKeeper's SaslServerCallbackHandler
+// reads them. A section with another login module (Kerberos'
+// Krb5LoginModule, say) is an error: Warden cannot offer that mechanism,
+// and a server that silently did not would refuse every such client.
+func ServerUsers(jaas map[string][]LoginModule, section string) (map[string]string, error) {
 	if section == "" {
 		section = "Server"
 	}
 	users := map[string]string{}
 	for _, m := range jaas[section] {
+		if m.Class != DigestLoginModule {
+			return nil, fmt.Errorf("auth: JAAS section %s uses login module %s: Warden offers SASL DIGEST-MD5 only (%s); "+
+				"Kerberos (GSSAPI) is not supported", section, m.Class, DigestLoginModule)
+		}
 		for k, v := range m.Options {
 			if name, ok := strings.CutPrefix(k, "user_"); ok {
 				users[name] = v
 			}
 		}
 	}
-	return users
+	return users, nil
 }
 
 type tokKind int

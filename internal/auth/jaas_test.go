@@ -49,14 +49,14 @@ func TestParseJAAS(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if users := ServerUsers(got, ""); !reflect.DeepEqual(users, map[string]string{"super": "adminsecret", "bob": `bob"secret`}) {
-		t.Errorf("ServerUsers(Server) = %v", users)
+	if users, err := ServerUsers(got, ""); err != nil || !reflect.DeepEqual(users, map[string]string{"super": "adminsecret", "bob": `bob"secret`}) {
+		t.Errorf("ServerUsers(Server) = %v, %v", users, err)
 	}
-	if users := ServerUsers(got, "QuorumServer"); !reflect.DeepEqual(users, map[string]string{"x": "y"}) {
-		t.Errorf("ServerUsers(QuorumServer) = %v", users)
+	if users, err := ServerUsers(got, "QuorumServer"); err == nil || !strings.Contains(err.Error(), "com.example.First") {
+		t.Errorf("ServerUsers(QuorumServer) = %v, %v; want an error naming the login module", users, err)
 	}
-	if users := ServerUsers(got, "Missing"); len(users) != 0 {
-		t.Errorf("ServerUsers(Missing) = %v", users)
+	if users, err := ServerUsers(got, "Missing"); err != nil || len(users) != 0 {
+		t.Errorf("ServerUsers(Missing) = %v, %v", users, err)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/wardenzk/warden/internal/auth"
 )
 
 // ErrInvalid is wrapped by every error that reports a bad configuration:
@@ -135,8 +137,15 @@ type Config struct {
 	// SuperDigest is "super:<base64 sha1>"; a digest login matching it is
 	// super (DigestAuthenticationProvider.superDigest; default none).
 	SuperDigest string
-	// SuperUser is the SASL identity treated as super (superUser; none).
-	SuperUser string
+	// DigestAlg is the digest scheme's hash
+	// (DigestAuthenticationProvider.digestAlg; default SHA1).
+	DigestAlg auth.DigestAlg
+	// AllowSkipACL lets skipACL=yes take effect (warden.allowSkipACL;
+	// default false: skipACL=yes alone stops the start).
+	AllowSkipACL bool
+	// AllowSASLFailedClients keeps a connection whose SASL login failed
+	// (allowSaslFailedClients; default false), unless SASL is required.
+	AllowSASLFailedClients bool
 	// X509SuperUser is the certificate DN treated as super
 	// (X509AuthenticationProvider.superUser; none).
 	X509SuperUser string
@@ -230,6 +239,7 @@ func zkDefaults() Config {
 		ContainerCheckIntervalMs: 60000,
 		ContainerMaxPerMinute:    10000,
 		DigestAuthEnabled:        true,
+		DigestAlg:                auth.SHA1,
 		SASLServerContext:        "Server",
 		JuteMaxBuffer:            0xfffff,
 		GlobalOutstandingLimit:   1000,
@@ -388,6 +398,9 @@ func (c *Config) Validate() error {
 	}
 	if c.JuteMaxBuffer <= 0 {
 		return bad("jute.maxbuffer=%d must be positive", c.JuteMaxBuffer)
+	}
+	if err := c.validateSecurity(); err != nil {
+		return err
 	}
 	return c.validateQuorum()
 }

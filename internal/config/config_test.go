@@ -139,7 +139,12 @@ func TestPrefixAliases(t *testing.T) {
 		{"audit.enable=true", func(c Config) bool { return c.AuditEnable }},
 		{"zookeeper.audit.enable=TRUE", func(c Config) bool { return c.AuditEnable }},
 		{"zookeeper.4lw.commands.whitelist=dump", func(c Config) bool { return c.FourLetterAllowed("dump") }},
-		{"zookeeper.superUser=admin", func(c Config) bool { return c.SuperUser == "admin" }},
+		{"zookeeper.superUser=admin", func(c Config) bool { return c.SASLSuperUser("admin") && !c.SASLSuperUser("bob") }},
+		{"superUser.1=a\nzookeeper.superUser.ops=b", func(c Config) bool {
+			return c.SASLSuperUser("a") && c.SASLSuperUser("b") && !c.SASLSuperUser("")
+		}},
+		{"DigestAuthenticationProvider.digestAlg=SHA-256", func(c Config) bool { return c.DigestAlg.String() == "SHA-256" }},
+		{"DigestAuthenticationProvider.digestAlg=sha3-256", func(c Config) bool { return c.DigestAlg.String() == "SHA3-256" }},
 		{"java.security.auth.login.config=/etc/jaas.conf", func(c Config) bool { return c.JAASConfigFile == "/etc/jaas.conf" }},
 		{"zookeeper.sasl.serverconfig=ZK", func(c Config) bool { return c.SASLServerContext == "ZK" }},
 		{"zookeeper.skipACL=yes", func(c Config) bool { return c.SkipACL }},
@@ -312,7 +317,7 @@ func TestBadValues(t *testing.T) {
 		{"localSessionsEnabled=1", 1, "localSessionsEnabled"},
 		{"electionAlg=1", 1, "electionAlg"},
 		{"peerType=voter", 1, "peerType"},
-		{"DigestAuthenticationProvider.digestAlg=SHA-256", 1, "DigestAuthenticationProvider.digestAlg"},
+		{"DigestAuthenticationProvider.digestAlg=RipeMD160", 1, "DigestAuthenticationProvider.digestAlg"},
 		{"server.x=a:1:2", 1, "server.x"},
 		{"server.1=a:1", 1, "server.1"},
 		{"server.1=a:1:2:3:4", 1, "server.1"},

@@ -90,13 +90,14 @@ var keySetters = map[string]setter{
 	"DigestAuthenticationProvider.enabled":     javaBoolKey(func(c *Config) *bool { return &c.DigestAuthEnabled }),
 	"DigestAuthenticationProvider.superDigest": stringKey(func(c *Config) *string { return &c.SuperDigest }),
 	"DigestAuthenticationProvider.digestAlg":   setDigestAlg,
-	"superUser":                                stringKey(func(c *Config) *string { return &c.SuperUser }),
 	"X509AuthenticationProvider.superUser":     stringKey(func(c *Config) *string { return &c.X509SuperUser }),
 	"java.security.auth.login.config":          stringKey(func(c *Config) *string { return &c.JAASConfigFile }),
 	"sasl.serverconfig":                        stringKey(func(c *Config) *string { return &c.SASLServerContext }),
 	"enforce.auth.enabled":                     javaBoolKey(func(c *Config) *bool { return &c.EnforceAuthEnabled }),
 	"enforce.auth.schemes":                     setEnforceAuthSchemes,
 	"sessionRequireClientSASLAuth":             javaBoolKey(func(c *Config) *bool { return &c.SessionRequireClientSASLAuth }),
+	"allowSaslFailedClients":                   javaBoolKey(func(c *Config) *bool { return &c.AllowSASLFailedClients }),
+	"warden.allowSkipACL":                      strictBoolKey(func(c *Config) *bool { return &c.AllowSkipACL }),
 
 	"jute.maxbuffer":            decodeIntKey(func(c *Config) *int { return &c.JuteMaxBuffer }),
 	"globalOutstandingLimit":    decodeIntKey(func(c *Config) *int { return &c.GlobalOutstandingLimit }),
@@ -143,7 +144,9 @@ var acceptedKeys = setOf(
 	"leaderConnectDelayDuringRetryMs", "fastleader.minNotificationInterval",
 	"fastleader.maxNotificationInterval", "learnerHandler.syncThrottle",
 	"learner.sync.throttle", "sync.size", "snapshot.sizeFactor", "takeSnapshotOnStartup",
-	// Authentication that Warden implements elsewhere or not at all.
+	// Authentication that Warden implements elsewhere or not at all
+	// (superUser and superUser.N: Config.SASLSuperUser).
+	"superUser",
 	"SASLAuthenticationProvider.superPassword", "letAnySaslUserDoX",
 	"kerberos.removeHostFromPrincipal", "kerberos.removeRealmFromPrincipal",
 	"kerberos.canonicalizeHostNames", "ensembleAuthName", "IPAuthenticationProvider.usexforwardedfor",
@@ -161,7 +164,7 @@ var acceptedKeys = setOf(
 
 // acceptedPrefixes are documented key families accepted without a warning.
 var acceptedPrefixes = []string{
-	"ssl.", "metricsProvider.", "commitProcessor.", "nio.", "netty.", "admin.",
+	"ssl.", "superUser.", "metricsProvider.", "commitProcessor.", "nio.", "netty.", "admin.",
 	"quorum.auth.", "jute.", "leader.", "learner.", "follower.", "observer.",
 }
 
@@ -380,14 +383,6 @@ func setPeerType(a *assignment) error {
 		return nil
 	}
 	return a.fail("unrecognised peerType (use participant or observer)")
-}
-
-func setDigestAlg(a *assignment) error {
-	switch strings.ToUpper(strings.ReplaceAll(a.value, "-", "")) {
-	case "SHA1":
-		return nil
-	}
-	return a.fail("only SHA1 digests are supported")
 }
 
 func setEnforceAuthSchemes(a *assignment) error {
