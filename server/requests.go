@@ -417,4 +417,3 @@ func (c *conn) checkOrRemoveWatches(r *reply, req wire.Record) []byte {
 	}
 	return replyFrame(r.xid, s.lastZxid.Load(), code, nil)
 }
-
