@@ -22,11 +22,20 @@ type command struct {
 	// take a value ("v" for -v version).
 	bools  string
 	values []string
+	// group lists the one-letter options of a commons-cli option group:
+	// at most one of them may be given. With groupRequired one must be,
+	// and groupUsage is the group as the error names it ("-n num soft
+	// quota, -b ...").
+	group         string
+	groupRequired bool
+	groupUsage    string
 	// minArgs is the number of positional arguments below which the usage
 	// is printed as the error.
 	minArgs int
 	// json: the command takes --json. offline: it runs without a session.
-	json, offline bool
+	// command: what follows "--" is a command to run (invocation.rest),
+	// not positional arguments.
+	json, offline, command bool
 	// help is a one-line description (completion shows it).
 	help string
 	run  func(ctx context.Context, s *Shell, inv *invocation) error
@@ -39,6 +48,28 @@ func (c *command) valueFlag(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// known reports whether name is one of the command's options.
+func (c *command) known(name string) bool {
+	if _, ok := c.valueFlag(name); ok {
+		return true
+	}
+	return len(name) == 1 && strings.Contains(c.bools, name)
+}
+
+// isOption is DefaultParser.isOption: whether token names an option of
+// the command (then it cannot be an option's value), alone or as the
+// first of bundled ones, with or without "=value".
+func (c *command) isOption(token string) bool {
+	if token == "--json" {
+		return c.json
+	}
+	if len(token) < 2 || token[0] != '-' {
+		return false
+	}
+	name, _, _ := strings.Cut(token[1:], "=")
+	return c.known(name) || (name != "" && c.known(name[:1]))
 }
 
 // commands is the command table, by name; filled by init (redo runs
@@ -79,6 +110,7 @@ func init() {
 		&command{name: "redo", usage: "cmdno", minArgs: 1, offline: true, help: "run a command from the history again", run: runRedo},
 		&command{name: "version", usage: "", offline: true, json: true, help: "print the CLI version", run: runVersion},
 	)
+	registerQuota()
 	registerExtra()
 }
 

@@ -21,8 +21,8 @@ func registerExtra() {
 	register(
 		&command{name: "tree", usage: "[-d depth] [path]", values: []string{"d"}, json: true, help: "show a subtree with data sizes", run: runTree},
 		&command{name: "watch", usage: "[-R] [-n count] path", bools: "R", values: []string{"n"}, minArgs: 1, json: true, help: "stream the events of a path (-R: and its subtree)", run: runWatch},
-		&command{name: "lock", usage: "path -- command [args]", minArgs: 1, help: "run a command while holding a lock", run: runLock},
-		&command{name: "elect", usage: "[-id id] path [-- command [args]]", values: []string{"id"}, minArgs: 1, help: "run for leader; run a command while leading", run: runElect},
+		&command{name: "lock", usage: "path -- command [args]", minArgs: 1, command: true, help: "run a command while holding a lock", run: runLock},
+		&command{name: "elect", usage: "[-id id] path [-- command [args]]", values: []string{"id"}, minArgs: 1, command: true, help: "run for leader; run a command while leading", run: runElect},
 		&command{name: "export", usage: "[-o file] path", values: []string{"o"}, minArgs: 1, help: "write a subtree as JSON", run: runExport},
 		&command{name: "import", usage: "file [path]", minArgs: 1, help: "create a subtree from export's JSON", run: runImport},
 	)

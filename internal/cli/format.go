@@ -162,6 +162,10 @@ func errorText(err error, path string) string {
 		return "version No is not valid : " + path
 	case wire.ErrReconfigInProgress:
 		return "Another reconfiguration is in progress -- concurrent reconfigs not supported (yet)"
+	case wire.ErrNewConfigNoQuorum:
+		return "No quorum of new config is connected and up-to-date with the leader of last commmitted config - try invoking reconfiguration after new servers are connected and synced"
+	case wire.ErrQuotaExceeded:
+		return "Quota has exceeded : " + path
 	}
 	return keeperText(code, path)
 }

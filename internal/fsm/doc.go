@@ -2,7 +2,10 @@
 // session table and the zxid state, changed only by applying committed log
 // entries (Apply) in order. Every server applies the same entries and
 // reaches the same state; the package is pure (no goroutines, clocks or
-// IO) and the caller serialises Apply against reads.
+// IO) and the caller serialises Apply against reads. The one exception is
+// the quota warnings of Options.EnforceQuota ("Quota exceeded: ..."),
+// which Apply logs to Options.Logger, rate-limited on the entries' own
+// times as ZooKeeper's RateLogger does.
 //
 // # Snapshots
 //

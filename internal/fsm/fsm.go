@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bytes"
+	"log/slog"
 	"math"
 	"sort"
 
@@ -26,6 +27,10 @@ type Options struct {
 	ReconfigEnabled bool
 	// MaxBuffer bounds decoded string and buffer fields (jute.maxbuffer).
 	MaxBuffer int
+	// Logger receives the "Quota exceeded" warnings of EnforceQuota, the
+	// only thing the state machine logs. Default (nil) slog.Default().
+	// Unlike the fields above it is local to each server.
+	Logger *slog.Logger
 }
 
 // Session is a replicated session: what every server knows of it.
@@ -86,6 +91,9 @@ type FSM struct {
 	counter  uint32
 	// Invariant: lastZxid == epoch<<32 | counter of the last applied write.
 	lastZxid Zxid
+
+	// quotaLog rate-limits the quota warnings, as ZooKeeper's RateLogger.
+	quotaLog quotaLog
 }
 
 // New returns the state machine of an empty database.
@@ -137,8 +145,27 @@ func (f *FSM) nextZxid(term uint64) Zxid {
 }
 
 // Apply applies one committed entry of the given raft term and returns its
-// effects. Validation happens here, identically on every server.
+// effects. Validation happens here, identically on every server. With
+// Options.EnforceQuota, the quota limits a create or setData of the entry
+// exceeded are logged to Options.Logger (see quotaLog): on every server,
+// and again when a restarting server replays its log.
 func (f *FSM) Apply(term uint64, e *Entry) Output {
+	out := f.apply(term, e)
+	for _, q := range f.tree.TakeQuotaExceeded() {
+		f.quotaLog.log(f.logger(), q, e.Time)
+	}
+	return out
+}
+
+func (f *FSM) logger() *slog.Logger {
+	if f.opts.Logger != nil {
+		return f.opts.Logger
+	}
+	return slog.Default()
+}
+
+// apply is Apply without the quota warnings.
+func (f *FSM) apply(term uint64, e *Entry) Output {
 	if e.Op == wire.OpSync {
 		// sync is ordered through the log so that its reply follows every
 		// write proposed before it, from any session; like ZooKeeper's it

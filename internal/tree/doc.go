@@ -58,7 +58,13 @@
 // the countHardLimit or byteHardLimit of its limits node fails with
 // wire.ErrQuotaExceeded; soft limits (count, bytes) never fail. Like
 // ZooKeeper's PrepRequestProcessor, the check reads the tree as it was at
-// Begin: earlier ops of the same multi are not counted against it.
+// Begin: earlier ops of the same multi are not counted against it. Every
+// limit the check finds exceeded, soft or hard, is reported as a
+// QuotaExceeded, which the caller takes with TakeQuotaExceeded and logs
+// (ZooKeeper logs "Quota exceeded: ..." at the check); deletes and
+// setACL are never checked. Roots are matched as ZooKeeper's PathTrie
+// matches them: path components that are empty or all white space are
+// left out (a quota set on "/a/ " is a quota on "/a").
 //
 // # Memory
 //

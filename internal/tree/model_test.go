@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenzk/warden/internal/quota"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -191,7 +192,7 @@ func (m model) closeSession(s int64, mt Meta) {
 // it exists, so that its stats are a function of the current nodes.
 type modelQuota struct {
 	root   string
-	limits statsTrack
+	limits quota.Stats
 }
 
 // deepestRoot returns the index of the deepest quota root containing path.
@@ -207,12 +208,12 @@ func deepestRoot(quotas []modelQuota, path string) int {
 
 // usage is what the stats node of quotas[i] must hold: the nodes whose
 // deepest root it is and their data bytes.
-func (m model) usage(quotas []modelQuota, i int) statsTrack {
-	s := statsTrack{keyCount: 0, keyBytes: 0}
+func (m model) usage(quotas []modelQuota, i int) quota.Stats {
+	s := quota.Stats{quota.KeyCount: 0, quota.KeyBytes: 0}
 	for p, n := range m {
 		if deepestRoot(quotas, p) == i {
-			s[keyCount]++
-			s[keyBytes] += int64(len(n.data))
+			s[quota.KeyCount]++
+			s[quota.KeyBytes] += int64(len(n.data))
 		}
 	}
 	return s
@@ -226,10 +227,10 @@ func (quotas quotaSet) check(committed func() model) quotaCheck {
 			return nil
 		}
 		cur, lim := committed().usage(quotas, i), quotas[i].limits
-		if h := lim.get(keyCountHardLimit); countDiff != 0 && h > -1 && cur[keyCount]+countDiff > h {
+		if h := lim.Get(quota.KeyCountHardLimit); countDiff != 0 && h > -1 && cur[quota.KeyCount]+countDiff > h {
 			return wire.ErrQuotaExceeded
 		}
-		if h := lim.get(keyByteHardLimit); bytesDiff != 0 && h > -1 && cur[keyBytes]+bytesDiff > h {
+		if h := lim.Get(quota.KeyByteHardLimit); bytesDiff != 0 && h > -1 && cur[quota.KeyBytes]+bytesDiff > h {
 			return wire.ErrQuotaExceeded
 		}
 		return nil
@@ -244,7 +245,7 @@ func (m model) render(quotas quotaSet) string {
 		n := m[p]
 		for i, q := range quotas {
 			if p == statsPath(q.root) {
-				n.data = m.usage(quotas, i).bytes()
+				n.data = m.usage(quotas, i).Bytes()
 			}
 		}
 		k := m.kids(p)
@@ -307,9 +308,9 @@ func modelFrom(tr *Tree) model {
 // current nodes and checks hard limits against the committed state.
 func TestAgainstModelWithQuotas(t *testing.T) {
 	quotas := quotaSet{
-		{root: "/a", limits: statsTrack{keyCountHardLimit: 4}},
-		{root: "/a/b", limits: statsTrack{keyByteHardLimit: 6}},
-		{root: "/b/c", limits: statsTrack{keyCount: 1}},
+		{root: "/a", limits: quota.Stats{quota.KeyCountHardLimit: 4}},
+		{root: "/a/b", limits: quota.Stats{quota.KeyByteHardLimit: 6}},
+		{root: "/b/c", limits: quota.Stats{quota.KeyCount: 1}},
 	}
 	for seed := uint64(5); seed <= 8; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -321,10 +322,10 @@ func TestAgainstModelWithQuotas(t *testing.T) {
 						mustCreate(t, tr, p, 1)
 					}
 				}
-				if _, _, _, err := tr.Create(CreateOp{Path: p + "/" + quotaLimitsName, Data: q.limits.bytes(), ACL: open}, anyone, meta(1)); err != nil {
+				if _, _, _, err := tr.Create(CreateOp{Path: p + "/" + quota.LimitsNode, Data: q.limits.Bytes(), ACL: open}, anyone, meta(1)); err != nil {
 					t.Fatal(err)
 				}
-				mustCreate(t, tr, p+"/"+quotaStatsName, 1)
+				mustCreate(t, tr, p+"/"+quota.StatsNode, 1)
 			}
 			runModelOn(t, seed, 1500, tr, modelFrom(tr), quotas)
 		})

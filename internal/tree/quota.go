@@ -1,116 +1,12 @@
 package tree
 
 import (
-	"slices"
-	"strconv"
+	"fmt"
 	"strings"
 
+	"github.com/wardenzk/warden/internal/quota"
 	"github.com/wardenzk/warden/wire"
 )
-
-// Names of the nodes that hold a quota under /zookeeper/quota/<root>.
-const (
-	quotaLimitsName = "zookeeper_limits"
-	quotaStatsName  = "zookeeper_stats"
-)
-
-// Keys of the quota text (StatsTrack).
-const (
-	keyCount          = "count"
-	keyBytes          = "bytes"
-	keyCountHardLimit = "countHardLimit"
-	keyByteHardLimit  = "byteHardLimit"
-)
-
-// statsTrack is ZooKeeper's StatsTrack: the key=value text of a limits or
-// stats node. A missing key reads as -1 ("no limit").
-type statsTrack map[string]int64
-
-// parseStatsTrack parses quota text as StatsTrack does: pairs separated by
-// runs of ',' and ';', each split on '=' (trailing empty parts dropped, a
-// present but empty value reads -1, a later key wins). ok is false where
-// ZooKeeper throws: nil data, a pair with fewer than two parts (no value,
-// or a leading separator), a value that is not a decimal int64.
-func parseStatsTrack(data []byte) (s statsTrack, ok bool) {
-	if data == nil {
-		return nil, false
-	}
-	s = statsTrack{}
-	pairs := splitJava(string(data), func(c byte) bool { return c == ',' || c == ';' }, true)
-	for _, pair := range pairs {
-		kv := splitJava(pair, func(c byte) bool { return c == '=' }, false)
-		if len(kv) < 2 {
-			return nil, false
-		}
-		v := int64(-1)
-		if kv[1] != "" {
-			n, err := strconv.ParseInt(kv[1], 10, 64)
-			if err != nil {
-				return nil, false
-			}
-			v = n
-		}
-		s[kv[0]] = v
-	}
-	return s, true
-}
-
-// splitJava splits s as Java's String.split does: the parts between
-// separators, a leading empty part kept, trailing empty parts dropped.
-// With runs set, a run of separators counts as one (a "[x]+" pattern).
-func splitJava(s string, isSep func(byte) bool, runs bool) []string {
-	var parts []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if !isSep(s[i]) {
-			continue
-		}
-		parts = append(parts, s[start:i])
-		for runs && i+1 < len(s) && isSep(s[i+1]) {
-			i++
-		}
-		start = i + 1
-	}
-	parts = append(parts, s[start:])
-	for len(parts) > 0 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
-	}
-	return parts
-}
-
-func (s statsTrack) get(key string) int64 {
-	if v, ok := s[key]; ok {
-		return v
-	}
-	return -1
-}
-
-// bytes renders s as StatsTrack.toString: "count=<n>,bytes=<n>" and, when
-// other keys exist, "=" followed by ";key=value" for each in sorted order.
-func (s statsTrack) bytes() []byte {
-	b := []byte(keyCount + "=")
-	b = strconv.AppendInt(b, s.get(keyCount), 10)
-	b = append(b, ","+keyBytes+"="...)
-	b = strconv.AppendInt(b, s.get(keyBytes), 10)
-	var extra []string
-	for k := range s {
-		if k != keyCount && k != keyBytes {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) == 0 {
-		return b
-	}
-	slices.Sort(extra)
-	b = append(b, '=')
-	for _, k := range extra {
-		b = append(b, ';')
-		b = append(b, k...)
-		b = append(b, '=')
-		b = strconv.AppendInt(b, s[k], 10)
-	}
-	return b
-}
 
 // quotaPrefix returns the part of parentPath after "/zookeeper/quota" (a
 // string prefix, as Quotas.trimQuotaPath) and whether parentPath starts
@@ -123,11 +19,12 @@ func quotaPrefix(parentPath string) (string, bool) {
 }
 
 // normalizeRoot is the path ZooKeeper's PathTrie gives prefix: its
-// non-empty '/'-separated components joined under "/"; "" when it has none.
+// '/'-separated components joined under "/", leaving out those that are
+// empty or all white space (Java's trim().isEmpty()); "" when none is left.
 func normalizeRoot(prefix string) string {
 	var b strings.Builder
 	for _, c := range strings.Split(prefix, "/") {
-		if c != "" {
+		if !blank(c) {
 			b.WriteByte('/')
 			b.WriteString(c)
 		}
@@ -135,8 +32,34 @@ func normalizeRoot(prefix string) string {
 	return b.String()
 }
 
-func statsPath(root string) string  { return quotaPath + root + "/" + quotaStatsName }
-func limitsPath(root string) string { return quotaPath + root + "/" + quotaLimitsName }
+// blank reports whether Java's String.trim would leave nothing of c (every
+// byte a control character or a space).
+func blank(c string) bool {
+	for i := 0; i < len(c); i++ {
+		if c[i] > ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// hasBlankComponent reports whether the valid path p has a component that
+// normalizeRoot would leave out.
+func hasBlankComponent(p string) bool {
+	start := 1
+	for i := 1; i <= len(p); i++ {
+		if i == len(p) || p[i] == '/' {
+			if blank(p[start:i]) {
+				return true
+			}
+			start = i + 1
+		}
+	}
+	return false
+}
+
+func statsPath(root string) string  { return quota.StatsPath(root) }
+func limitsPath(root string) string { return quota.LimitsPath(root) }
 
 // quotaRootOf returns the deepest registered quota root that is path or an
 // ancestor of it (getMaxPrefixWithQuota), or "" when there is none. path
@@ -145,6 +68,10 @@ func limitsPath(root string) string { return quotaPath + root + "/" + quotaLimit
 func (t *Tree) quotaRootOf(path string, committed bool) string {
 	if len(t.quotaRoots) == 0 && len(t.quotaRootsBase) == 0 {
 		return ""
+	}
+	if path != "/" && hasBlankComponent(path) {
+		// PathTrie.findMaxPrefix skips such components of path too.
+		path = normalizeRoot(path)
 	}
 	for p := path; p != ""; p = p[:strings.LastIndexByte(p, '/')] {
 		if t.isQuotaRoot(p, committed) {
@@ -226,13 +153,69 @@ func (t *Tree) committedData(path string) ([]byte, bool) {
 	return nil, false
 }
 
+// QuotaExceeded is what ZooKeeper logs when a quota check (run only with
+// Options.EnforceQuota) finds that a create or setData takes a quota root
+// past a limit: the hard limit when the limits node has one for that
+// measure, else the soft limit. A hard limit also refuses the change.
+type QuotaExceeded struct {
+	// Root is the quota root, the deepest one above the changed node.
+	Root string
+	// Bytes tells which measure: the data size (else the node count).
+	Bytes bool
+	// Hard tells which limit: countHardLimit or byteHardLimit (else count
+	// or bytes, the soft limits).
+	Hard bool
+	// Current is the usage the change would give; Limit the limit.
+	Current, Limit int64
+}
+
+// String is ZooKeeper's message for q, for example
+// "Quota exceeded: /app [current count=4, hardCountLimit=3]".
+func (q QuotaExceeded) String() string {
+	kind, measure := "soft", "count"
+	if q.Hard {
+		kind = "hard"
+	}
+	if q.Bytes {
+		measure = "bytes"
+	}
+	limit := "CountLimit"
+	if q.Bytes {
+		limit = "ByteLimit"
+	}
+	return fmt.Sprintf("Quota exceeded: %s [current %s=%d, %s%s=%d]", q.Root, measure, q.Current, kind, limit, q.Limit)
+}
+
+// maxQuotaExceeded bounds the QuotaExceeded reports kept for
+// TakeQuotaExceeded; later ones are dropped until they are taken.
+const maxQuotaExceeded = 1024
+
+// TakeQuotaExceeded returns the quota checks that found a limit exceeded
+// since the last call, oldest first (at most 1024 are kept), and forgets
+// them. They are reported whether the change was refused or not, and a
+// rolled-back transaction keeps its reports: ZooKeeper logs at the check.
+// The caller owns the returned slice. Like a write, it must not run
+// concurrently with any other call.
+func (t *Tree) TakeQuotaExceeded() []QuotaExceeded {
+	q := t.quotaExceeded
+	t.quotaExceeded = nil
+	return q
+}
+
+func (t *Tree) reportQuota(q QuotaExceeded) {
+	if len(t.quotaExceeded) < maxQuotaExceeded {
+		t.quotaExceeded = append(t.quotaExceeded, q)
+	}
+}
+
 // checkQuota is ZooKeeperServer.checkQuota, run only with
-// Options.EnforceQuota: for the deepest quota root above path it fails
-// with ErrQuotaExceeded when the change (countDiff nodes, bytesDiff bytes)
-// would take the stats past a hard limit of the limits node. Soft limits
-// never fail. It reads the committed tree: earlier ops of the same multi
-// are not counted. Quota text ZooKeeper cannot parse gives
-// ErrMarshallingError.
+// Options.EnforceQuota: for the deepest quota root above path, when the
+// change (countDiff nodes, bytesDiff bytes) takes the stats past the
+// limit of a measure that changes — the hard limit if the limits node has
+// one, else the soft one — it reports a QuotaExceeded, and a hard limit
+// fails with ErrQuotaExceeded. The count is checked before the bytes. It
+// reads the committed tree: earlier ops of the same multi are not counted.
+// Quota text ZooKeeper cannot parse gives ErrMarshallingError.
 func (t *Tree) checkQuota(path string, bytesDiff, countDiff int64) error {
 	if !t.opts.EnforceQuota {
 		return nil
@@ -245,27 +228,43 @@ func (t *Tree) checkQuota(path string, bytesDiff, countDiff int64) error {
 	if !ok {
 		return nil
 	}
-	limits, ok := parseStatsTrack(data)
-	if !ok {
+	limits, err := quota.Parse(data)
+	if err != nil {
 		return wire.ErrMarshallingError
 	}
-	checkCount := countDiff != 0 && (limits.get(keyCount) > -1 || limits.get(keyCountHardLimit) > -1)
-	checkBytes := bytesDiff != 0 && (limits.get(keyBytes) > -1 || limits.get(keyByteHardLimit) > -1)
+	checkCount := countDiff != 0 && (limits.Get(quota.KeyCount) > -1 || limits.Get(quota.KeyCountHardLimit) > -1)
+	checkBytes := bytesDiff != 0 && (limits.Get(quota.KeyBytes) > -1 || limits.Get(quota.KeyByteHardLimit) > -1)
 	if !checkCount && !checkBytes {
 		return nil
 	}
 	if data, ok = t.committedData(statsPath(root)); !ok {
 		return nil
 	}
-	current, ok := parseStatsTrack(data)
-	if !ok {
+	current, err := quota.Parse(data)
+	if err != nil {
 		return wire.ErrMarshallingError
 	}
-	if hard := limits.get(keyCountHardLimit); checkCount && hard > -1 && current.get(keyCount)+countDiff > hard {
-		return wire.ErrQuotaExceeded
+	check := func(bytes bool, soft, hard string, diff int64) error {
+		q := QuotaExceeded{Root: root, Bytes: bytes, Current: current.Get(soft) + diff, Limit: limits.Get(soft)}
+		if h := limits.Get(hard); h > -1 {
+			q.Hard, q.Limit = true, h
+		}
+		if q.Current <= q.Limit {
+			return nil
+		}
+		t.reportQuota(q)
+		if q.Hard {
+			return wire.ErrQuotaExceeded
+		}
+		return nil
 	}
-	if hard := limits.get(keyByteHardLimit); checkBytes && hard > -1 && current.get(keyBytes)+bytesDiff > hard {
-		return wire.ErrQuotaExceeded
+	if checkCount {
+		if err := check(false, quota.KeyCount, quota.KeyCountHardLimit, countDiff); err != nil {
+			return err
+		}
+	}
+	if checkBytes {
+		return check(true, quota.KeyBytes, quota.KeyByteHardLimit, bytesDiff)
 	}
 	return nil
 }
@@ -278,12 +277,12 @@ func (t *Tree) checkQuota(path string, bytesDiff, countDiff int64) error {
 func (t *Tree) quotaCreated(path, parentPath string, data []byte) {
 	if prefix, ok := quotaPrefix(parentPath); ok {
 		switch path[len(parentPath)+1:] {
-		case quotaLimitsName:
+		case quota.LimitsNode:
 			// ZooKeeper 3.8 fails on an empty prefix; later versions skip it.
 			if root := normalizeRoot(prefix); root != "" {
 				t.setQuotaRoot(root, true)
 			}
-		case quotaStatsName:
+		case quota.StatsNode:
 			t.recountQuota(prefix)
 		}
 	}
@@ -296,9 +295,17 @@ func (t *Tree) quotaCreated(path, parentPath string, data []byte) {
 // unlinking the node at path that held data: deleting a zookeeper_limits
 // node unregisters its root, and the deepest root above path loses one
 // node and len(data) bytes.
+//
+// ZooKeeper 3.8 takes the root of a deleted zookeeper_limits node under
+// any parent that starts with "/zookeeper" (not only "/zookeeper/quota"),
+// as that parent minus its first 16 bytes: deleting
+// /zookeeper/abcdefgh/zookeeper_limits unregisters /fgh. Warden does the
+// same. Where the parent is 16 bytes or shorter ZooKeeper throws while
+// applying the transaction and stops (and fails again replaying its log);
+// Warden deletes the node and unregisters nothing.
 func (t *Tree) quotaDeleted(path, parentPath string, data []byte) {
-	if prefix, ok := quotaPrefix(parentPath); ok && path[len(parentPath)+1:] == quotaLimitsName {
-		if root := normalizeRoot(prefix); root != "" {
+	if strings.HasPrefix(parentPath, procPath) && len(parentPath) > len(quotaPath) && path[len(parentPath)+1:] == quota.LimitsNode {
+		if root := normalizeRoot(parentPath[len(quotaPath):]); root != "" {
 			t.setQuotaRoot(root, false)
 		}
 	}
@@ -333,7 +340,7 @@ func (t *Tree) recountQuota(prefix string) {
 		}
 	}
 	walk(prefix)
-	t.writeQuotaStats(statsPath(prefix), statsTrack{keyCount: count, keyBytes: size})
+	t.writeQuotaStats(statsPath(prefix), quota.Stats{quota.KeyCount: count, quota.KeyBytes: size})
 }
 
 // updateQuotaStats is updateQuotaStat: it adds the differences to the
@@ -344,21 +351,21 @@ func (t *Tree) updateQuotaStats(root string, bytesDiff, countDiff int64) {
 	if n == nil {
 		return
 	}
-	s, ok := parseStatsTrack(n.data)
-	if !ok {
+	s, err := quota.Parse(n.data)
+	if err != nil {
 		return
 	}
-	s[keyCount] = s.get(keyCount) + countDiff
-	s[keyBytes] = s.get(keyBytes) + bytesDiff
+	s[quota.KeyCount] = s.Get(quota.KeyCount) + countDiff
+	s[quota.KeyBytes] = s.Get(quota.KeyBytes) + bytesDiff
 	t.writeQuotaStats(statsPath(root), s)
 }
 
 // writeQuotaStats replaces the data of the stats node at path in place:
 // its version, mzxid and mtime stay as they are.
-func (t *Tree) writeQuotaStats(path string, s statsTrack) {
+func (t *Tree) writeQuotaStats(path string, s quota.Stats) {
 	if t.nodes[path] == nil {
 		return
 	}
 	t.noteQuotaNode(path)
-	t.setNodeData(t.modify(path), s.bytes())
+	t.setNodeData(t.modify(path), s.Bytes())
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenzk/warden/internal/quota"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -112,8 +113,8 @@ func (s *quotaScript) setQuota(path, limits string) {
 			s.do("mk "+p, s.create(p, nil))
 		}
 	}
-	s.do("limits "+path, s.create(p+"/"+quotaLimitsName, []byte(limits)))
-	s.do("stats "+path, s.create(p+"/"+quotaStatsName, []byte("count=0,bytes=0")))
+	s.do("limits "+path, s.create(p+"/"+quota.LimitsNode, []byte(limits)))
+	s.do("stats "+path, s.create(p+"/"+quota.StatsNode, []byte("count=0,bytes=0")))
 }
 
 // TestQuotaZkCliTranscript replays zkCli sessions against Apache ZooKeeper
@@ -460,46 +461,132 @@ multi delquota+create -> Quota has exceeded
 `)
 }
 
-func TestStatsTrack(t *testing.T) {
+// TestQuotaExceededReports checks what the quota check reports for
+// logging, as ZooKeeperServer.checkQuota logs it: the hard limit of a
+// measure when there is one, else the soft one; the count before the
+// bytes; nothing without EnforceQuota; and reports survive a rollback.
+func TestQuotaExceededReports(t *testing.T) {
 	tests := []struct {
-		in   string
-		nil_ bool
-		want string // "" = parse fails
+		name, limits string
+		enforce      bool
+		op           func(s *quotaScript) error
+		wantErr      error
+		want         []string
 	}{
-		{in: "", want: "count=-1,bytes=-1"},
-		{in: "count=1,bytes=2", want: "count=1,bytes=2"},
-		{in: "count=2,bytes=-1=;byteHardLimit=-1;countHardLimit=-1", want: "count=2,bytes=-1=;byteHardLimit=-1;countHardLimit=-1"},
-		{in: "countHardLimit=3;count=1;bytes=2,,;;", want: "count=1,bytes=2=;countHardLimit=3"},
-		{in: "count==5", want: "count=-1,bytes=-1"},
-		{in: "count=1,count=+7", want: "count=7,bytes=-1"},
-		{in: "=5", want: "count=-1,bytes=-1=;=5"},
-		{in: ",,,", want: "count=-1,bytes=-1"},
-		{in: ",count=1"},
-		{in: "count="},
-		{in: "count"},
-		{in: "count=1x"},
-		{in: "count=99999999999999999999"},
-		{nil_: true},
+		{"soft count", "count=2", true, func(s *quotaScript) error { return s.create("/r/b", nil) }, nil,
+			[]string{"Quota exceeded: /r [current count=3, softCountLimit=2]"}},
+		{"hard count", "countHardLimit=2", true, func(s *quotaScript) error { return s.create("/r/b", nil) }, wire.ErrQuotaExceeded,
+			[]string{"Quota exceeded: /r [current count=3, hardCountLimit=2]"}},
+		{"hard count set, soft passed, no report", "count=1,bytes=-1=;countHardLimit=5", true, func(s *quotaScript) error { return s.create("/r/b", nil) }, nil, nil},
+		{"soft bytes on set", "bytes=3", true, func(s *quotaScript) error { return s.set("/r/a", []byte("abcd")) }, nil,
+			[]string{"Quota exceeded: /r [current bytes=4, softByteLimit=3]"}},
+		{"hard bytes on create", "byteHardLimit=3", true, func(s *quotaScript) error { return s.create("/r/b", []byte("xy")) }, wire.ErrQuotaExceeded,
+			[]string{"Quota exceeded: /r [current bytes=4, hardByteLimit=3]"}},
+		{"soft count then hard bytes", "count=1,bytes=-1=;byteHardLimit=2", true, func(s *quotaScript) error { return s.create("/r/b", []byte("x")) }, wire.ErrQuotaExceeded,
+			[]string{"Quota exceeded: /r [current count=3, softCountLimit=1]", "Quota exceeded: /r [current bytes=3, hardByteLimit=2]"}},
+		{"hard count stops before bytes", "countHardLimit=1,byteHardLimit=0", true, func(s *quotaScript) error { return s.create("/r/b", []byte("x")) }, wire.ErrQuotaExceeded,
+			[]string{"Quota exceeded: /r [current count=3, hardCountLimit=1]"}},
+		{"delete never checked", "countHardLimit=1,byteHardLimit=0", true, func(s *quotaScript) error { return s.del("/r/a") }, nil, nil},
+		{"not enforced, no report", "count=1,countHardLimit=1", false, func(s *quotaScript) error { return s.create("/r/b", nil) }, nil, nil},
+		{"rolled-back multi keeps its report", "count=2", true, func(s *quotaScript) error {
+			return s.multi(s.mcreate("/r/b", nil), s.mcreate("/nope/x", nil))
+		}, wire.ErrNoNode, []string{"Quota exceeded: /r [current count=3, softCountLimit=2]"}},
+		{"deepest root's hard limit wins over a looser parent", "countHardLimit=100", true, func(s *quotaScript) error {
+			s.setQuota("/r/a", "countHardLimit=1")
+			s.tr.TakeQuotaExceeded()
+			return s.create("/r/a/x", nil)
+		}, wire.ErrQuotaExceeded, []string{"Quota exceeded: /r/a [current count=2, hardCountLimit=1]"}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			data := []byte(tc.in)
-			if tc.nil_ {
-				data = nil
+		t.Run(tc.name, func(t *testing.T) {
+			s := newQuotaScript(t, Options{EnforceQuota: tc.enforce})
+			s.create("/r", nil)
+			s.create("/r/a", []byte("ab"))
+			s.setQuota("/r", tc.limits)
+			if got := s.tr.TakeQuotaExceeded(); len(got) != 0 {
+				t.Fatalf("reports before the op: %v", got)
 			}
-			s, ok := parseStatsTrack(data)
-			if tc.want == "" {
-				if ok {
-					t.Fatalf("parsed as %q, want failure", s.bytes())
-				}
-				return
+			if err := tc.op(s); err != tc.wantErr {
+				t.Fatalf("got %v, want %v", err, tc.wantErr)
 			}
-			if !ok {
-				t.Fatal("parse failed")
+			var got []string
+			for _, q := range s.tr.TakeQuotaExceeded() {
+				got = append(got, q.String())
 			}
-			if got := string(s.bytes()); got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("reports\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			if again := s.tr.TakeQuotaExceeded(); len(again) != 0 {
+				t.Errorf("reports not forgotten: %v", again)
 			}
 		})
 	}
+	t.Run("bounded", func(t *testing.T) {
+		s := newQuotaScript(t, Options{EnforceQuota: true})
+		s.create("/r", nil)
+		s.setQuota("/r", "countHardLimit=1")
+		for range maxQuotaExceeded + 10 {
+			if err := s.create("/r/x", nil); err != wire.ErrQuotaExceeded {
+				t.Fatal(err)
+			}
+		}
+		if n := len(s.tr.TakeQuotaExceeded()); n != maxQuotaExceeded {
+			t.Errorf("%d reports kept, want %d", n, maxQuotaExceeded)
+		}
+	})
+}
+
+// TestQuotaRootNames covers the names ZooKeeper's PathTrie treats
+// specially: components all of white space are left out, and deleting a
+// zookeeper_limits node under any parent starting with "/zookeeper"
+// unregisters that parent minus its first 16 bytes.
+func TestQuotaRootNames(t *testing.T) {
+	t.Run("blank component", func(t *testing.T) {
+		s := newQuotaScript(t, Options{EnforceQuota: true})
+		for _, p := range []string{"/a", "/a/ ", "/a/ /b", "/a/b", quotaPath + "/a", quotaPath + "/a/ "} {
+			s.create(p, nil)
+		}
+		s.do("limits on /a/ ", s.create(quotaPath+"/a/ /"+quota.LimitsNode, []byte("countHardLimit=9")))
+		if _, ok := s.tr.quotaRoots["/a"]; !ok || len(s.tr.quotaRoots) != 1 {
+			t.Fatalf("roots %v, want /a", s.tr.quotaRoots)
+		}
+		s.do("delete it", s.del(quotaPath+"/a/ /"+quota.LimitsNode))
+		if len(s.tr.quotaRoots) != 0 {
+			t.Fatalf("roots %v, want none", s.tr.quotaRoots)
+		}
+		// "/a/ /b/x" is under the root /a/b for ZooKeeper.
+		s.setQuota("/a/b", "countHardLimit=2")
+		s.do("create /a/ /b/x", s.create("/a/ /b/x", []byte("xx")))
+		s.stat(quotaPath + "/a/b/" + quota.StatsNode)
+		s.do("create /a/ /b/y", s.create("/a/ /b/y", nil))
+		s.do("create /a/b/z", s.create("/a/b/z", nil))
+		s.check(`
+limits on /a/  -> ok
+delete it -> ok
+mk /zookeeper/quota/a/b -> ok
+limits /a/b -> ok
+stats /a/b -> ok
+create /a/ /b/x -> ok
+/zookeeper/quota/a/b/zookeeper_stats b'count=2,bytes=2' v=0 dl=15
+create /a/ /b/y -> Quota has exceeded
+create /a/b/z -> Quota has exceeded
+`)
+	})
+	t.Run("limits deleted under /zookeeper", func(t *testing.T) {
+		s := newQuotaScript(t, Options{})
+		s.create("/fgh", nil)
+		s.setQuota("/fgh", "count=5")
+		s.create("/zookeeper/abcdefgh", nil)
+		s.create("/zookeeper/abcdefgh/"+quota.LimitsNode, nil)
+		s.create("/zookeeper/x", nil)
+		s.create("/zookeeper/x/"+quota.LimitsNode, nil)
+		s.do("delete short", s.del("/zookeeper/x/"+quota.LimitsNode))
+		if _, ok := s.tr.quotaRoots["/fgh"]; !ok {
+			t.Fatalf("roots %v, want /fgh still", s.tr.quotaRoots)
+		}
+		s.do("delete long", s.del("/zookeeper/abcdefgh/"+quota.LimitsNode))
+		if len(s.tr.quotaRoots) != 0 {
+			t.Fatalf("roots %v, want none", s.tr.quotaRoots)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/wardenzk/warden/internal/quota"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -144,7 +145,7 @@ func (t *Tree) load(r NodeRecord) error {
 		return fmt.Errorf("%w: %q is a child of the ephemeral %q", ErrBadRecords, r.Path, eventPath(parentPath))
 	}
 	t.insert(r.Path, n)
-	if prefix, ok := quotaPrefix(parentPath); ok && r.Path[len(parentPath)+1:] == quotaLimitsName {
+	if prefix, ok := quotaPrefix(parentPath); ok && r.Path[len(parentPath)+1:] == quota.LimitsNode {
 		if root := normalizeRoot(prefix); root != "" {
 			t.quotaRoots[root] = struct{}{}
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenzk/warden/internal/quota"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 // result so that two trees fed the same seed can be compared.
 func randomOps(tr *Tree, rng *rand.Rand, firstZxid int64, steps int) string {
 	var log strings.Builder
-	names := []string{"a", "b", "c", "zookeeper", "quota", quotaLimitsName, quotaStatsName}
+	names := []string{"a", "b", "c", "zookeeper", "quota", quota.LimitsNode, quota.StatsNode}
 	pick := func() string {
 		parts := []string{""}
 		for d := rng.IntN(4) + 1; d > 0; d-- {
@@ -74,7 +75,7 @@ func withQuotas(t *testing.T) *Tree {
 		mustCreate(t, tr, p, 1)
 	}
 	for _, q := range []struct{ root, limits string }{{"/a", "countHardLimit=40"}, {"/a/b", "byteHardLimit=30"}} {
-		for _, n := range []struct{ name, data string }{{quotaLimitsName, q.limits}, {quotaStatsName, ""}} {
+		for _, n := range []struct{ name, data string }{{quota.LimitsNode, q.limits}, {quota.StatsNode, ""}} {
 			if _, _, _, err := tr.Create(CreateOp{Path: quotaPath + q.root + "/" + n.name, Data: []byte(n.data), ACL: open}, anyone, meta(2)); err != nil {
 				t.Fatal(err)
 			}

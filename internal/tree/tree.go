@@ -160,6 +160,10 @@ type Tree struct {
 	quotaRootsBase map[string]bool
 	quotaDataBase  map[string]baseData
 
+	// quotaExceeded holds the reports of checkQuota not yet taken by
+	// TakeQuotaExceeded. Invariant: at most maxQuotaExceeded entries.
+	quotaExceeded []QuotaExceeded
+
 	inTxn bool
 	undo  []func() // inverse actions since Begin, applied in reverse by Rollback
 
