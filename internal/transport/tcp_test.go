@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -626,6 +627,16 @@ func TestTCPConfigValidate(t *testing.T) {
 		{"negative timeout", func(c *TCPConfig) { c.WriteTimeout = -time.Second }, "negative"},
 		{"backoffs crossed", func(c *TCPConfig) { c.MinBackoff, c.MaxBackoff = time.Second, time.Millisecond }, "at most MaxBackoff"},
 		{"huge chunk", func(c *TCPConfig) { c.SnapshotChunk = maxFrame }, "SnapshotChunk"},
+		{"TLS", func(c *TCPConfig) {
+			c.ServerTLS = &tls.Config{Certificates: []tls.Certificate{{}}}
+			c.DialTLS = func(uint64, string) *tls.Config { return nil }
+		}, ""},
+		{"TLS with a certificate callback", func(c *TCPConfig) {
+			c.ServerTLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return nil, nil }}
+			c.PortUnification = true
+		}, ""},
+		{"port unification without TLS", func(c *TCPConfig) { c.PortUnification = true }, "PortUnification is set without ServerTLS"},
+		{"TLS without a certificate", func(c *TCPConfig) { c.ServerTLS = &tls.Config{} }, "ServerTLS has no certificate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
