@@ -565,3 +565,51 @@ func TestTCPTLSDialHandshakeTimeout(t *testing.T) {
 	recv(t, acceptedc, "the first connection")
 	recv(t, acceptedc, "the second connection")
 }
+
+// FuzzServeConnUnified plays arbitrary bytes to a quorum port with port
+// unification, which reads TLS and plaintext alike: nothing may panic or
+// hang, and the connection's goroutines must end when the bytes do.
+func FuzzServeConnUnified(f *testing.F) {
+	ca := newTestCA(f, "quorum CA")
+	acceptor := quorumTLS{cert: ca.issue(f, certSpec{name: "server.2"}), trust: ca.pool}
+	dialer := quorumTLS{cert: ca.issue(f, certSpec{name: "server.1"}), trust: ca.pool}
+	for _, seed := range plaintextSeeds() {
+		f.Add(seed)
+	}
+	for _, version := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+		dialer.maxVersion = version
+		cfg := dialer.dial()(2, "127.0.0.1")
+		cfg.ServerName = "127.0.0.1"
+		ch := clientHello(f, cfg)
+		f.Add(ch)
+		f.Add(ch[:len(ch)/2])
+		f.Add(append(slices.Clone(ch), ch...))
+	}
+	f.Add([]byte{tlsRecordHandshake})
+	f.Add([]byte{tlsRecordHandshake, 3, 1, 0, 0})
+	f.Add([]byte{tlsRecordHandshake, 3, 3, 0xff, 0xff, 1, 0, 0xff, 0xfb})
+	fuzzServe(f, func(cfg *TCPConfig) {
+		cfg.ServerTLS, cfg.PortUnification = acceptor.server(), true
+	})
+}
+
+// clientHello returns the first bytes a TLS client with cfg sends.
+func clientHello(t testing.TB, cfg *tls.Config) []byte {
+	t.Helper()
+	c, s := net.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tls.Client(c, cfg).Handshake() // fails once s is closed
+		c.Close()
+	}()
+	buf := make([]byte, 64<<10)
+	n, err := s.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	c.Close()
+	<-done
+	return buf[:n]
+}
