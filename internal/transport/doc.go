@@ -14,7 +14,8 @@
 // blocks: each peer has a bounded queue (TCPConfig.QueueLen), and what does
 // not fit, or cannot be sent because the peer is down, is dropped and the
 // peer reported with Handler.Unreachable (raft then probes it and
-// retransmits).
+// retransmits). TCPConfig.ServerTLS, PortUnification and DialTLS put the
+// quorum port under TLS (see TLS).
 //
 // # Connections
 //
@@ -61,8 +62,10 @@
 //
 // # Handshake
 //
-// The dialer sends its hello and waits for the reply
-// (TCPConfig.HandshakeTimeout on both sides). The acceptor refuses, with a
+// The dialer sends its hello, inside TLS when the connection is TLS (see
+// TLS), and waits for the reply; TCPConfig.HandshakeTimeout bounds the
+// TLS handshake and the hello together, on both sides. The acceptor
+// refuses, with a
 // reason both sides log at Warn, a hello whose version it does not speak,
 // whose ensemble identity is not its own ("peer from another ensemble (or
 // with different server lines)"), whose sender id is its own ("duplicate
@@ -96,12 +99,68 @@
 // closes the connection; a connection that ends inside a body fails the
 // pipe, so Receive returns an error and nothing is delivered.
 //
+// # TLS
+//
+// With TCPConfig.ServerTLS and DialTLS (zoo.cfg's sslQuorum), a
+// connection is TLS from its first byte: the dialer opens it with a TLS
+// handshake, and everything drawn above (hello, reply, messages, snapshot
+// bodies, acks) travels as TLS application data, encrypted and
+// authenticated both ways. The caller's TLS configurations decide who may
+// connect: for sslQuorum, both sides present a certificate of the quorum
+// keystore and verify the other's against the quorum trust store, and the
+// dialer checks the acceptor's certificate against the host of its server
+// line. Which member a connection comes from is still decided by the
+// hello, as without TLS, and logs still name the remote TCP address.
+//
+// The first byte of an accepted connection decides what it speaks:
+//
+//	                   first byte 0x16            any other first byte (a hello
+//	                   (a TLS handshake record)   starts with 0x00, its length's high byte)
+//	plaintext only     closed                     hello
+//	TLS only           TLS handshake, hello       hello refused, in plaintext
+//	port unification   TLS handshake, hello       hello
+//
+// (ServerTLS nil: plaintext only; ServerTLS: TLS only; ServerTLS and
+// PortUnification: port unification.) Reading that byte, the TLS
+// handshake and the hello share the one HandshakeTimeout, so a connection
+// that sends nothing, or half of either handshake, is closed when it
+// expires. A plaintext hello on a TLS-only port is read and refused with a
+// plaintext reply that says why, so the dialer logs it too; a TLS
+// handshake on a plaintext-only port is closed at once, and the dialer
+// sees its handshake cut. A TLS handshake that fails (no certificate, one
+// whose CA is not trusted, expired, for another host) closes the
+// connection. Each side logs these at Warn with the reason in plain words
+// and the setting to check, the acceptor once a minute per remote host
+// and reason, the dialer once per failure burst; the dialer backs off and
+// retries as after any failed dial.
+//
+// The configurations are used as they are, at each handshake: a ServerTLS
+// whose GetConfigForClient or GetCertificate serves a reloaded
+// certificate, or a DialTLS that returns a new configuration, takes effect
+// on the next connection; connections already up keep theirs.
+//
+// TLS is enabled on a running ensemble ZooKeeper's way, restarting one
+// member at a time, in three rounds, each done on every member before
+// the next:
+//
+//	step  zoo.cfg                                    dials      accepts
+//	0     neither                                    plaintext  plaintext
+//	1     portUnification=true                       plaintext  both
+//	2     portUnification=true, sslQuorum=true       TLS        both
+//	3     sslQuorum=true                             TLS        TLS
+//
+// Two members at most one step apart reach each other both ways, so the
+// ensemble keeps its quorum throughout; two steps apart they do not (a
+// member at step 2 dials TLS to a plaintext-only port at step 0).
+// Disabling TLS walks the same steps backwards.
+//
 // # Failures
 //
-// Bytes that break the protocol — a missing magic, a frame above the
-// limit or of length 0, an unknown kind, an undecodable message, chunks
-// outside a snapshot — close that connection with one Warn line naming
-// the remote address; the transport goes on with its other connections.
+// TLS failures are told under TLS. Bytes that break the protocol — a
+// missing magic, a frame above the limit or of length 0, an unknown kind,
+// an undecodable message, chunks outside a snapshot — close that
+// connection with one Warn line naming the remote address; the transport
+// goes on with its other connections.
 // A message whose From is not the handshake's sender, or whose To is not
 // this member, is dropped with a Warn line (a MsgSnap's body is then
 // discarded and acked as not stored). Repeated Warn lines for the same

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,9 +35,10 @@ type TCPConfig struct {
 	// Listen is the address of this member's quorum port, e.g.
 	// "10.0.0.2:2888". Ignored when Listener is set.
 	Listen string
-	// Listener, when set, is used instead of listening on Listen (tests,
-	// TLS). The transport owns it from NewTCP on and closes it, also when
-	// NewTCP fails.
+	// Listener, when set, is used instead of listening on Listen (tests).
+	// It must hand out plain TCP connections: TLS is ServerTLS's job. The
+	// transport owns it from NewTCP on and closes it, also when NewTCP
+	// fails.
 	Listener net.Listener
 	// Peers maps the raft id of every other member to the host:port of
 	// its quorum port. It must not contain ID. The transport keeps a
@@ -52,8 +54,9 @@ type TCPConfig struct {
 	QueueLen int
 	// DialTimeout bounds the TCP connect to a peer. Default 5s.
 	DialTimeout time.Duration
-	// HandshakeTimeout bounds the hello and its reply on a new
-	// connection, on both sides. Default 10s.
+	// HandshakeTimeout bounds the handshake of a new connection, on both
+	// sides: the TLS handshake when there is one, then the hello and its
+	// reply, as one budget. Default 10s.
 	HandshakeTimeout time.Duration
 	// WriteTimeout bounds one write to a peer: a peer that reads nothing
 	// for this long has its connection closed and redialled. Default 10s.
@@ -72,6 +75,34 @@ type TCPConfig struct {
 	// PeerName names a raft id in logs (the server shows myid); nil
 	// shows the raft id.
 	PeerName func(id uint64) string
+
+	// ServerTLS, when set, makes the quorum port a TLS server (zoo.cfg's
+	// sslQuorum, or portUnification during a rolling enablement): every
+	// accepted connection must open with a TLS handshake run with this
+	// configuration, used as it is, so its GetConfigForClient or
+	// GetCertificate, if set, serves a reloaded certificate to the next
+	// handshake. The caller's configuration decides what a peer must
+	// present (for sslQuorum, ClientAuth tls.RequireAndVerifyClientCert
+	// with ClientCAs the quorum trust store). It must have a certificate
+	// source: Certificates, GetCertificate or GetConfigForClient. Nil (the
+	// default): the quorum port accepts only plaintext.
+	ServerTLS *tls.Config
+	// PortUnification makes a quorum port with ServerTLS accept plaintext
+	// peers too (zoo.cfg's portUnification): the first byte of each
+	// connection decides, 0x16 (a TLS handshake record) for TLS, anything
+	// else for plaintext. It requires ServerTLS. Default false: with
+	// ServerTLS, a plaintext peer is refused.
+	PortUnification bool
+	// DialTLS returns the TLS client configuration for dialling peer id at
+	// host (the host of its Peers address), or nil to dial it in
+	// plaintext. It is called for every dial, so it may return a
+	// configuration with a reloaded certificate. The configuration is used
+	// as it is: it carries the client certificate and verifies the peer's
+	// (RootCAs the quorum trust store); when its ServerName is empty the
+	// transport uses a copy whose ServerName is host, so the peer's
+	// certificate is checked against the host of its server line. Nil
+	// (the default): every peer is dialled in plaintext.
+	DialTLS func(id uint64, host string) *tls.Config
 }
 
 // Defaults of TCPConfig.
@@ -146,6 +177,10 @@ func (c TCPConfig) Validate() error {
 		return bad("MinBackoff %v must be positive and at most MaxBackoff %v", c.MinBackoff, c.MaxBackoff)
 	case c.SnapshotChunk < 0 || c.SnapshotChunk >= maxFrame:
 		return bad("SnapshotChunk %d is not between 1 and %d", c.SnapshotChunk, maxFrame-1)
+	case c.PortUnification && c.ServerTLS == nil:
+		return bad("PortUnification is set without ServerTLS (port unification accepts TLS and plaintext, so it needs the quorum TLS configuration)")
+	case c.ServerTLS != nil && len(c.ServerTLS.Certificates) == 0 && c.ServerTLS.GetCertificate == nil && c.ServerTLS.GetConfigForClient == nil:
+		return bad("ServerTLS has no certificate (set Certificates, GetCertificate or GetConfigForClient: the quorum keystore)")
 	}
 	// In id order, so the same configuration always reports the same
 	// problem.
@@ -177,9 +212,9 @@ func (c TCPConfig) Validate() error {
 // several goroutines at once, in order for each peer.
 //
 // Logs: connecting, losing and regaining a peer is one line each (Info,
-// Warn, Info); refused handshakes and peers that break the protocol are
-// logged at Warn, at most once a minute for the same remote host and
-// reason; everything else is Debug.
+// Warn, Info); refused handshakes, failed TLS handshakes and peers that
+// break the protocol are logged at Warn, at most once a minute for the
+// same remote host and reason; everything else is Debug.
 //
 // Locks: TCP.mu, outConn.mu and logLimiter.mu are leaves, never held
 // together, and no Handler or Snapshots method is called under them.
@@ -249,7 +284,8 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		inbound: make(map[uint64]net.Conn),
 	}
 	for id, addr := range cfg.Peers {
-		t.peers[id] = &peer{t: t, id: id, addr: addr, queuec: make(chan *raftpb.Message, cfg.QueueLen), kickc: make(chan struct{}, 1)}
+		host, _, _ := net.SplitHostPort(addr) // checked by Validate
+		t.peers[id] = &peer{t: t, id: id, addr: addr, host: host, queuec: make(chan *raftpb.Message, cfg.QueueLen), kickc: make(chan struct{}, 1)}
 	}
 	return t, nil
 }

@@ -59,7 +59,8 @@ func (t *TCP) acceptLoop() {
 
 // inbound is an accepted connection after its handshake.
 type inbound struct {
-	t      *TCP
+	t *TCP
+	// c carries the peer protocol: the TCP connection, or TLS over it.
 	c      net.Conn
 	fr     *frameReader
 	from   uint64 // the peer, from the hello
@@ -86,26 +87,45 @@ type snapRecv struct {
 }
 
 // serve runs the handshake of an accepted connection, then reads it
-// until it ends.
-func (t *TCP) serve(c net.Conn) {
+// until it ends. raw is the TCP connection: the one tracked, closed, and
+// named in logs; the peer protocol runs on it or, with TLS, inside it.
+func (t *TCP) serve(raw net.Conn) {
 	defer t.wg.Done()
-	remote := c.RemoteAddr().String()
-	fr := newFrameReader(c, maxHandshakeFrame)
-	from, err := t.accept(c, fr)
+	remote := raw.RemoteAddr().String()
+	var (
+		c     net.Conn
+		fr    *frameReader
+		isTLS bool
+		from  uint64
+	)
+	// One deadline for the whole handshake: the first byte, TLS, and the
+	// hello.
+	err := raw.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	if err == nil {
+		c, isTLS, err = t.acceptSecure(raw)
+	}
+	if err == nil {
+		refuse := ""
+		if !isTLS && t.cfg.ServerTLS != nil && !t.cfg.PortUnification {
+			refuse = reasonPlainOnTLS
+		}
+		fr = newFrameReader(c, maxHandshakeFrame)
+		from, err = t.accept(c, fr, refuse)
+	}
 	if err != nil {
-		t.untrack(c, 0)
+		t.untrack(raw, 0)
 		t.logServeError(remote, 0, err)
 		return
 	}
 	// The connection replaces the peer's previous one before the peer
 	// hears it is accepted, so of two connections the later accepted wins.
-	t.setInbound(from, c, remote)
+	t.setInbound(from, raw, remote)
 	if _, err = c.Write(frameBytes(kindReply, reply{accepted: true}.encode())); err == nil {
-		// The handshake deadline, set by accept, ends here.
-		err = c.SetDeadline(time.Time{})
+		// The handshake deadline ends here.
+		err = raw.SetDeadline(time.Time{})
 	}
 	if err == nil {
-		t.log.Debug("accepted a connection from peer", "peer", t.name(from), "remote", remote)
+		t.log.Debug("accepted a connection from peer", "peer", t.name(from), "remote", remote, "tls", isTLS)
 		if p := t.peers[from]; p != nil {
 			select {
 			case p.kickc <- struct{}{}:
@@ -116,16 +136,14 @@ func (t *TCP) serve(c net.Conn) {
 		in := &inbound{t: t, c: c, fr: fr, from: from, remote: remote}
 		err = in.loop()
 	}
-	t.untrack(c, from)
+	t.untrack(raw, from)
 	t.logServeError(remote, from, err)
 }
 
 // accept reads the hello and checks it, answering a refusal. It returns
-// the peer's id.
-func (t *TCP) accept(c net.Conn, fr *frameReader) (uint64, error) {
-	if err := c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout)); err != nil {
-		return 0, err
-	}
+// the peer's id. refuse, when not "", is a reason to refuse any hello
+// with. The caller has set the handshake deadline.
+func (t *TCP) accept(c net.Conn, fr *frameReader, refuse string) (uint64, error) {
 	kind, payload, err := fr.next()
 	if err != nil {
 		return 0, err
@@ -137,7 +155,11 @@ func (t *TCP) accept(c net.Conn, fr *frameReader) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if reason := t.check(h); reason != "" {
+	reason := refuse
+	if reason == "" {
+		reason = t.check(h)
+	}
+	if reason != "" {
 		// Best effort: the dialer logs the reason too.
 		c.Write(frameBytes(kindReply, reply{reason: reason}.encode()))
 		return 0, &refusedError{reason: reason}
@@ -180,7 +202,10 @@ func (t *TCP) setInbound(from uint64, c net.Conn, remote string) {
 // logServeError logs why an accepted connection ended; from is 0 before
 // the handshake.
 func (t *TCP) logServeError(remote string, from uint64, err error) {
-	var ref *refusedError
+	var (
+		ref  *refusedError
+		terr *tlsError
+	)
 	warn := func(key, msg string, attrs ...any) {
 		lvl := t.limit.level(hostOf(remote)+" "+key, slog.LevelWarn)
 		t.log.Log(context.Background(), lvl, msg, append([]any{"remote", remote}, attrs...)...)
@@ -192,6 +217,12 @@ func (t *TCP) logServeError(remote string, from uint64, err error) {
 		t.log.Debug("closed a peer connection", "remote", remote, "peer", t.name(from))
 	case errors.As(err, &ref):
 		warn(ref.reason, "refused a peer connection", "reason", ref.reason)
+	case errors.As(err, &terr):
+		attrs := []any{"reason", terr.reason}
+		if terr.err != nil {
+			attrs = append(attrs, "err", terr.err)
+		}
+		warn(terr.reason, "TLS handshake of a connection to the quorum port failed; closing it", attrs...)
 	case errors.Is(err, errProtocol):
 		warn("protocol", "closing a connection that breaks the Warden peer protocol", "peer", t.name(from), "err", err)
 	case from == 0 && errors.Is(err, io.EOF):

@@ -3,6 +3,7 @@ package transport
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ type peer struct {
 	t    *TCP
 	id   uint64
 	addr string
+	host string // of addr: what DialTLS is given
 	// queuec is the peer's send queue: Send puts, the sender goroutine
 	// takes.
 	queuec chan *raftpb.Message
@@ -78,10 +80,10 @@ func (p *peer) run() {
 			wait, delay = delay, min(2*delay, cfg.MaxBackoff)
 			continue
 		}
-		p.connected()
+		p.connected(oc.isTLS)
 		start := time.Now()
 		err = p.stream(oc)
-		p.t.untrack(oc.c, 0)
+		p.t.untrack(oc.raw, 0)
 		<-oc.donec
 		if p.t.ctx.Err() != nil {
 			return
@@ -145,11 +147,11 @@ func (p *peer) unreachable() {
 }
 
 // connected records a successful handshake.
-func (p *peer) connected() {
+func (p *peer) connected(isTLS bool) {
 	if p.everUp {
-		p.t.log.Info("reconnected to peer", "peer", p.t.name(p.id), "addr", p.addr, "down_for", time.Since(p.downSince).Round(time.Millisecond))
+		p.t.log.Info("reconnected to peer", "peer", p.t.name(p.id), "addr", p.addr, "tls", isTLS, "down_for", time.Since(p.downSince).Round(time.Millisecond))
 	} else {
-		p.t.log.Info("connected to peer", "peer", p.t.name(p.id), "addr", p.addr)
+		p.t.log.Info("connected to peer", "peer", p.t.name(p.id), "addr", p.addr, "tls", isTLS)
 	}
 	p.everUp, p.down, p.reported, p.lastFail, p.goneReported = true, false, false, "", false
 	if hook := p.t.testHookUp; hook != nil {
@@ -178,11 +180,16 @@ func (p *peer) lost(err error) {
 // of failure once per burst.
 func (p *peer) dialFailed(err error) {
 	p.markDown()
-	var ref *refusedError
+	var (
+		ref  *refusedError
+		terr *tlsError
+	)
 	class, lvl, msg := "unreachable", slog.LevelInfo, "cannot reach peer"
 	switch {
 	case errors.As(err, &ref):
 		class, lvl, msg = "refused: "+ref.reason, slog.LevelWarn, "peer refused the connection"
+	case errors.As(err, &terr):
+		class, lvl, msg = "tls: "+terr.reason, slog.LevelWarn, "TLS handshake with peer failed"
 	case errors.Is(err, errProtocol):
 		class, lvl, msg = "protocol", slog.LevelWarn, "peer answered with something other than the Warden peer protocol; is its address right?"
 	}
@@ -195,9 +202,15 @@ func (p *peer) dialFailed(err error) {
 	}
 	p.lastFail = class
 	attrs := []any{"peer", p.t.name(p.id), "addr", p.addr}
-	if ref != nil {
+	switch {
+	case ref != nil:
 		attrs = append(attrs, "reason", ref.reason)
-	} else {
+	case terr != nil:
+		attrs = append(attrs, "reason", terr.reason)
+		if terr.err != nil {
+			attrs = append(attrs, "err", terr.err)
+		}
+	default:
 		attrs = append(attrs, "err", err)
 	}
 	p.t.log.Log(context.Background(), lvl, msg, attrs...)
@@ -206,8 +219,11 @@ func (p *peer) dialFailed(err error) {
 // outConn is a connection this member dialled. The sender goroutine
 // writes to it; an ack reader goroutine reads the peer's snapshot acks.
 type outConn struct {
-	c  net.Conn
-	fr *frameReader
+	// raw is the TCP connection: the one tracked and closed. c carries
+	// the peer protocol: raw, or TLS over it.
+	raw, c net.Conn
+	fr     *frameReader
+	isTLS  bool
 	// donec is closed when the ack reader has stopped (the connection is
 	// closed by then); err says why it stopped.
 	donec chan struct{}
@@ -234,35 +250,54 @@ func (oc *outConn) expect(index uint64) bool {
 	return true
 }
 
-// connect dials the peer and makes the handshake.
+// connect dials the peer and makes the handshake: TLS when DialTLS says
+// so, then the hello.
 func (p *peer) connect() (*outConn, error) {
 	t := p.t
 	ctx, cancel := context.WithTimeout(t.ctx, t.cfg.DialTimeout)
-	c, err := t.cfg.Dial(ctx, "tcp", p.addr)
+	raw, err := t.cfg.Dial(ctx, "tcp", p.addr)
 	cancel()
 	if err != nil {
 		return nil, err
 	}
-	if !t.track(c) {
+	if !t.track(raw) {
 		return nil, ErrClosed
 	}
-	fr, err := p.handshake(c)
+	var (
+		c      net.Conn
+		tlsCfg *tls.Config // nil: plaintext
+		fr     *frameReader
+	)
+	// One deadline for the whole handshake: TLS, and the hello.
+	err = raw.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	if err == nil {
+		c, tlsCfg, err = p.dialSecure(raw)
+	}
+	if err == nil {
+		fr, err = p.handshake(c)
+		if tlsCfg != nil && err != nil {
+			if reason := replyTLSReason(err, hasClientCert(tlsCfg)); reason != "" {
+				err = &tlsError{reason: reason, err: err}
+			}
+		}
+	}
+	if err == nil {
+		err = raw.SetDeadline(time.Time{})
+	}
 	if err != nil {
-		t.untrack(c, 0)
+		t.untrack(raw, 0)
 		return nil, err
 	}
-	oc := &outConn{c: c, fr: fr, donec: make(chan struct{})}
+	oc := &outConn{raw: raw, c: c, fr: fr, isTLS: tlsCfg != nil, donec: make(chan struct{})}
 	t.wg.Add(1)
 	go p.readAcks(oc)
 	return oc, nil
 }
 
-// handshake sends the hello and reads the reply.
+// handshake sends the hello on c and reads the reply. The caller has set
+// the handshake deadline.
 func (p *peer) handshake(c net.Conn) (*frameReader, error) {
 	t := p.t
-	if err := c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout)); err != nil {
-		return nil, err
-	}
 	h := hello{version: protocolVersion, from: t.cfg.ID, to: p.id, ensemble: t.cfg.Ensemble}
 	if _, err := c.Write(frameBytes(kindHello, h.encode())); err != nil {
 		return nil, err
@@ -282,7 +317,7 @@ func (p *peer) handshake(c net.Conn) (*frameReader, error) {
 	if !r.accepted {
 		return nil, &refusedError{reason: r.reason}
 	}
-	return fr, c.SetDeadline(time.Time{})
+	return fr, nil
 }
 
 // readAcks is the ack reader of a dialled connection: it reports the
@@ -296,7 +331,7 @@ func (p *peer) readAcks(oc *outConn) {
 	if err == io.EOF {
 		err = errPeerClosed
 	}
-	oc.c.Close()
+	oc.raw.Close()
 	oc.mu.Lock()
 	oc.dead = true
 	pending := oc.pending

@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -626,6 +627,16 @@ func TestTCPConfigValidate(t *testing.T) {
 		{"negative timeout", func(c *TCPConfig) { c.WriteTimeout = -time.Second }, "negative"},
 		{"backoffs crossed", func(c *TCPConfig) { c.MinBackoff, c.MaxBackoff = time.Second, time.Millisecond }, "at most MaxBackoff"},
 		{"huge chunk", func(c *TCPConfig) { c.SnapshotChunk = maxFrame }, "SnapshotChunk"},
+		{"TLS", func(c *TCPConfig) {
+			c.ServerTLS = &tls.Config{Certificates: []tls.Certificate{{}}}
+			c.DialTLS = func(uint64, string) *tls.Config { return nil }
+		}, ""},
+		{"TLS with a certificate callback", func(c *TCPConfig) {
+			c.ServerTLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return nil, nil }}
+			c.PortUnification = true
+		}, ""},
+		{"port unification without TLS", func(c *TCPConfig) { c.PortUnification = true }, "PortUnification is set without ServerTLS"},
+		{"TLS without a certificate", func(c *TCPConfig) { c.ServerTLS = &tls.Config{} }, "ServerTLS has no certificate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -683,25 +694,40 @@ func TestTCPStartAndClose(t *testing.T) {
 // transport, as a dialer would send them: nothing may panic or hang, and
 // the connection's goroutines must end when the bytes do.
 func FuzzServeConn(f *testing.F) {
+	for _, seed := range plaintextSeeds() {
+		f.Add(seed)
+	}
+	fuzzServe(f, nil)
+}
+
+// plaintextSeeds are byte streams a plaintext dialer could send, good and
+// bad.
+func plaintextSeeds() [][]byte {
 	helloFrame := frameBytes(kindHello, hello{version: 1, from: 1, to: 2, ensemble: testEnsemble}.encode())
 	frames := func(parts ...[]byte) []byte { return slices.Concat(append([][]byte{helloFrame}, parts...)...) }
 	enc := func(m *raftpb.Message) []byte {
 		b, _ := proto.Marshal(m)
 		return frameBytes(kindMsg, b)
 	}
-	f.Add(frames(enc(msg(1, 2, 0)), enc(msg(1, 2, 1))))
-	f.Add(frames(enc(snapMsg(1, 2, 3)), frameBytes(kindChunk, []byte("body")), frameBytes(kindSnapEnd, nil), enc(msg(1, 2, 4))))
-	f.Add(frames(enc(snapMsg(1, 2, 3)), frameBytes(kindChunk, []byte("body"))))
-	f.Add(frames(enc(msg(3, 2, 0)), frameBytes(kindMsg, []byte{0xff})))
-	f.Add(frames([]byte{0xff, 0xff, 0xff, 0xff}))
-	f.Add(frameBytes(kindHello, hello{version: 1, from: 2, to: 2, ensemble: testEnsemble}.encode()))
-	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
+	return [][]byte{
+		frames(enc(msg(1, 2, 0)), enc(msg(1, 2, 1))),
+		frames(enc(snapMsg(1, 2, 3)), frameBytes(kindChunk, []byte("body")), frameBytes(kindSnapEnd, nil), enc(msg(1, 2, 4))),
+		frames(enc(snapMsg(1, 2, 3)), frameBytes(kindChunk, []byte("body"))),
+		frames(enc(msg(3, 2, 0)), frameBytes(kindMsg, []byte{0xff})),
+		frames([]byte{0xff, 0xff, 0xff, 0xff}),
+		frameBytes(kindHello, hello{version: 1, from: 2, to: 2, ensemble: testEnsemble}.encode()),
+		[]byte("GET / HTTP/1.1\r\n\r\n"),
+	}
+}
 
+// fuzzServe runs the fuzz target of FuzzServeConn against member 2 of an
+// ensemble of two, whose configuration tweak, if not nil, adjusts.
+func fuzzServe(f *testing.F, tweak func(*TCPConfig)) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		f.Fatal(err)
 	}
-	tr, err := NewTCP(TCPConfig{
+	cfg := TCPConfig{
 		Ensemble: testEnsemble, ID: 2, Listener: ln, Peers: map[uint64]string{1: "127.0.0.1:9"},
 		Snapshots: &fakeSnaps{receive: func(_ *raftpb.SnapshotMetadata, r io.Reader) error {
 			_, err := io.Copy(io.Discard, r)
@@ -710,7 +736,11 @@ func FuzzServeConn(f *testing.F) {
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 		HandshakeTimeout: waitTimeout,
 		Dial:             blockingDial,
-	})
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	tr, err := NewTCP(cfg)
 	if err != nil {
 		f.Fatal(err)
 	}
