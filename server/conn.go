@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +86,12 @@ type conn struct {
 	// is never modified (addAuth stores a new one), so callers may keep it.
 	auth []wire.ID
 	sasl *auth.DigestMD5Server
+	// mode is the port the connection came in on. w is where replies are
+	// written: nc, or the TLS connection over it once secure has run
+	// (before the flusher starts). secureConn is set when it speaks TLS.
+	mode       portMode
+	w          io.Writer
+	secureConn bool
 	// x509ID is the subject of the verified client certificate of a TLS
 	// connection, "" when there is none; set before the connection is
 	// served.
@@ -109,6 +116,7 @@ func newConn(s *Server, nc net.Conn, id watch.WatcherID, ip string) *conn {
 	c := &conn{
 		srv:         s,
 		nc:          nc,
+		w:           nc,
 		id:          id,
 		ip:          ip,
 		log:         s.log.With("remote", nc.RemoteAddr().String()),
@@ -214,7 +222,14 @@ func (c *conn) flushLoop() {
 			// timeout, as the rest of the server never waits for it.
 			c.nc.SetWriteDeadline(time.Now().Add(time.Duration(t) * time.Millisecond))
 		}
-		if _, err := frames.WriteTo(c.nc); err != nil {
+		var err error
+		if c.secureConn {
+			// One TLS record per batch rather than one per frame.
+			_, err = c.w.Write(bytes.Join(frames, nil))
+		} else {
+			_, err = frames.WriteTo(c.nc)
+		}
+		if err != nil {
 			c.close("write failed: " + err.Error())
 			return
 		}
@@ -237,7 +252,10 @@ func (c *conn) serve() {
 	defer c.close("connection ended")
 	// A small read buffer: larger frames are read straight into their own
 	// allocation by wire.ReadFrame.
-	br := bufio.NewReaderSize(c.nc, 4<<10)
+	br, ok := c.secure(c.mode)
+	if !ok {
+		return
+	}
 	c.nc.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	head, err := br.Peek(4)
 	if err != nil {
@@ -351,7 +369,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 			resp = wire.ConnectResponse{HasReadOnly: req.HasReadOnly, Passwd: make([]byte, 16)}
 			f := wire.AppendRecords(nil, &resp)
 			c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
-			c.nc.Write(f)
+			c.w.Write(f)
 			return false
 		}
 		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd

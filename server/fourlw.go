@@ -73,7 +73,7 @@ func (c *conn) fourLetterWord(cmd string, br *bufio.Reader) {
 		out = s.fourLetterText(cmd)
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
-	io.WriteString(c.nc, out)
+	io.WriteString(c.w, out)
 }
 
 // notServing is what a member without a leader answers most four-letter

@@ -257,6 +257,9 @@ type Stats struct {
 	Uptime time.Duration
 	// AuthFailed counts failed authentications.
 	AuthFailed int64
+	// NonMTLSRemote and NonMTLSLocal count the connections accepted on a
+	// plaintext-only client port from other hosts and from loopback.
+	NonMTLSRemote, NonMTLSLocal int64
 	// NodeCount is srvr's "Node count:" (the root counted twice, as in
 	// ZooKeeper).
 	NodeCount int
@@ -267,15 +270,17 @@ type Stats struct {
 // Stats returns what srvr and stat report, in structured form.
 func (s *Server) Stats() Stats {
 	st := Stats{
-		Received:    s.stats.received.Load(),
-		Sent:        s.stats.sent.Load(),
-		Outstanding: s.outstanding(),
-		LastZxid:    s.lastZxid.Load(),
-		Mode:        s.Mode(),
-		Connections: len(s.connList()),
-		Uptime:      s.now().Sub(s.started),
-		AuthFailed:  s.stats.authFailed.Load(),
-		Leader:      s.node.Role() == node.Leading,
+		Received:      s.stats.received.Load(),
+		Sent:          s.stats.sent.Load(),
+		Outstanding:   s.outstanding(),
+		LastZxid:      s.lastZxid.Load(),
+		Mode:          s.Mode(),
+		Connections:   len(s.connList()),
+		Uptime:        s.now().Sub(s.started),
+		AuthFailed:    s.stats.authFailed.Load(),
+		NonMTLSRemote: s.stats.nonMTLSRemote.Load(),
+		NonMTLSLocal:  s.stats.nonMTLSLocal.Load(),
+		Leader:        s.node.Role() == node.Leading,
 	}
 	st.MinLatency, st.AvgLatency, st.MaxLatency = s.stats.lat.get()
 	s.node.RLock()

@@ -2,11 +2,9 @@ package server
 
 import (
 	"crypto/rand"
-	"errors"
-	"fmt"
+	"crypto/tls"
 	"log/slog"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/internal/node"
 	"github.com/wardenzk/warden/internal/storage"
+	"github.com/wardenzk/warden/internal/tlsconf"
 	"github.com/wardenzk/warden/internal/transport"
 	"github.com/wardenzk/warden/internal/watch"
 	"github.com/wardenzk/warden/wire"
@@ -41,6 +40,9 @@ type Options struct {
 	// Listener, when set, is used instead of listening on the configured
 	// client address.
 	Listener net.Listener
+	// SecureListener, when set, is used instead of listening on the
+	// configured secure client address (secureClientPort); it serves TLS.
+	SecureListener net.Listener
 	// MaxQueuedBytes bounds the reply and event bytes waiting for one
 	// client; a client that stops reading is disconnected past it.
 	// Default 64 MiB.
@@ -74,17 +76,24 @@ type Options struct {
 // Server is a running Warden server: standalone, or one member of an
 // ensemble.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	now       func() time.Time
-	ln        net.Listener
-	id        int64
-	started   time.Time
-	maxBuffer int
-	maxQueued int
-	attached  func(session int64) // Options.Attached
-	saslUsers map[string]string
-	audit     *auditor // nil when audit.enable is off
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
+	// listeners are the client ports (listen.go).
+	listeners []listener
+	// clientTLS serves TLS on the client ports; nil when no TLS is
+	// configured. handshakes bounds the handshakes in progress.
+	clientTLS          *tls.Config
+	clientTLSSource    *tlsconf.Source
+	handshakes         handshakeLimiter
+	handshakeDetection time.Duration
+	id                 int64
+	started            time.Time
+	maxBuffer          int
+	maxQueued          int
+	attached           func(session int64) // Options.Attached
+	saslUsers          map[string]string
+	audit              *auditor // nil when audit.enable is off
 
 	// node hosts the state machine; its state lock orders reads against
 	// applies. Lock order: the state lock, then wmu, then a conn's outMu.
@@ -237,6 +246,9 @@ func Start(cfg Config, opts Options) (_ *Server, err error) {
 	if err := s.checkAuth(); err != nil {
 		return nil, err
 	}
+	if err := s.setupClientTLS(); err != nil {
+		return nil, err
+	}
 
 	m, err := newMetrics(&cfg)
 	if err != nil {
@@ -275,31 +287,23 @@ func Start(cfg Config, opts Options) (_ *Server, err error) {
 	s.node.RUnlock()
 	s.reviveSessions()
 
-	ln := opts.Listener
-	if ln == nil {
-		addr := net.JoinHostPort(cfg.ClientPortAddress, strconv.Itoa(cfg.ClientPort))
-		var err error
-		ln, err = net.Listen("tcp", addr)
-		if err != nil {
-			nd.Stop()
-			return nil, fmt.Errorf("server: listen on %s: %w (is another server using the port? set clientPort in zoo.cfg)", addr, err)
-		}
+	if err := s.listen(opts); err != nil {
+		nd.Stop()
+		return nil, err
 	}
-	s.ln = ln
-
-	s.wg.Add(1)
-	go s.acceptLoop()
+	for _, l := range s.listeners {
+		s.wg.Add(1)
+		go s.acceptLoop(l)
+	}
+	s.watchCerts()
 	if !opts.DisableTimers {
 		s.wg.Add(1)
 		go s.timerLoop()
 	}
 	s.audit.server(auditServerStart, auditSuccess)
-	s.log.Info("serving", "addr", ln.Addr().String(), "myid", s.id, "mode", s.node.Role().Mode(), "tickTime", cfg.TickTime)
+	s.log.Info("serving", "addr", s.Addr().String(), "secure_addr", s.SecureAddr(), "myid", s.id, "mode", s.node.Role().Mode(), "tickTime", cfg.TickTime)
 	return s, nil
 }
-
-// Addr returns the client address the server listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // Close stops accepting, closes every connection and stops the log. It
 // waits for the server's goroutines to finish.
@@ -307,7 +311,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.audit.server(auditServerStop, auditInvoked)
 		close(s.closed)
-		s.ln.Close()
+		s.closeListeners()
 		s.connMu.Lock()
 		conns := make([]*conn, 0, len(s.conns))
 		for _, c := range s.conns {
@@ -323,39 +327,8 @@ func (s *Server) Close() error {
 	return nil
 }
 
-func (s *Server) acceptLoop() {
-	defer s.wg.Done()
-	var delay time.Duration
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			select {
-			case <-s.closed:
-				return
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscallEMFILE) {
-				// Out of file descriptors or a transient error: back off.
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				s.log.Warn("accept failed; backing off", "err", err, "delay", delay)
-				select {
-				case <-time.After(delay):
-				case <-s.closed:
-					return
-				}
-				continue
-			}
-			s.log.Error("accept failed; no longer accepting connections", "err", err)
-			return
-		}
-		delay = 0
-		s.admit(nc)
-	}
-}
-
 // admit applies connection limits and starts serving nc.
-func (s *Server) admit(nc net.Conn) {
+func (s *Server) admit(nc net.Conn, mode portMode) {
 	ip := remoteIP(nc.RemoteAddr())
 	s.connMu.Lock()
 	if max := s.cfg.MaxClientCnxns; max > 0 && s.perIP[ip] >= max {
@@ -375,6 +348,14 @@ func (s *Server) admit(nc net.Conn) {
 	}
 	s.nextConnID++
 	c := newConn(s, nc, s.nextConnID, ip)
+	c.mode = mode
+	if mode == plainPort {
+		if ta, ok := nc.RemoteAddr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
+			s.stats.nonMTLSRemote.Add(1)
+		} else {
+			s.stats.nonMTLSLocal.Add(1)
+		}
+	}
 	s.conns[c.id] = c
 	s.perIP[ip]++
 	s.connMu.Unlock()

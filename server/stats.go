@@ -79,7 +79,11 @@ func (b *bufferSizes) reset() {
 // serverStats are the counters behind srvr, stat and mntr.
 type serverStats struct {
 	received, sent, rejected, authFailed, expired, watchEvents, throttled atomic.Int64
-	lat                                                                   latency
+	// nonMTLSRemote and nonMTLSLocal count the connections accepted on a
+	// plaintext-only client port, from other hosts and from loopback, as
+	// ZooKeeper's non_mtls_remote_conn_count and non_mtls_local_conn_count.
+	nonMTLSRemote, nonMTLSLocal atomic.Int64
+	lat                         latency
 	// responses are the sizes of the replies and events sent to clients
 	// (ZooKeeper's client_response stats).
 	responses bufferSizes

@@ -400,8 +400,8 @@ func (h *handler) serverStats(_ *request, resp *response) {
 		{"num_alive_client_connections", st.Connections},
 		{"uptime", st.Uptime.Milliseconds()},
 		{"auth_failed_count", st.AuthFailed},
-		{"non_mtlsremote_conn_count", int64(0)},
-		{"non_mtlslocal_conn_count", int64(0)},
+		{"non_mtlsremote_conn_count", st.NonMTLSRemote},
+		{"non_mtlslocal_conn_count", st.NonMTLSLocal},
 	})
 	resp.put("client_response", responses)
 	if st.Leader {

@@ -52,8 +52,22 @@ func (c *Config) ProviderSchemes() map[string]bool {
 // ClientTLS reports whether clients may connect over TLS: a
 // secureClientPort, or client.portUnification on the client port.
 func (c *Config) ClientTLS() bool {
-	return c.SecureClientPort != 0 || c.boolKey("client.portUnification")
+	return c.SecureClientPort != 0 || c.ClientPortUnification()
 }
+
+// ClientPortUnification reports whether the plaintext client port also
+// accepts TLS (client.portUnification).
+func (c *Config) ClientPortUnification() bool {
+	return c.ClientPort != 0 && c.boolKey("client.portUnification")
+}
+
+// SSLQuorum reports whether members talk TLS to each other (sslQuorum).
+func (c *Config) SSLQuorum() bool { return c.boolKey("sslQuorum") }
+
+// QuorumPortUnification reports whether the quorum port accepts both TLS
+// and plaintext peers (portUnification), for turning TLS on or off one
+// member at a time.
+func (c *Config) QuorumPortUnification() bool { return c.boolKey("portUnification") }
 
 // RequiredAuthSchemes returns the schemes a connection must have
 // authenticated with before any request other than auth and sasl

@@ -1,0 +1,77 @@
+package server
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"time"
+
+	"github.com/wardenzk/warden/internal/tlsconf"
+)
+
+// certReloadInterval is how often certificate files are checked for
+// changes (docs/security.md: Warden always reloads them).
+const certReloadInterval = 5 * time.Second
+
+// setupClientTLS loads the client port's TLS material when zoo.cfg asks
+// for TLS (secureClientPort or client.portUnification): ssl.* keys that
+// Warden cannot honour, a missing key store, or stores that do not load
+// stop the start.
+func (s *Server) setupClientTLS() error {
+	if !s.cfg.ClientTLS() {
+		return nil
+	}
+	settings, err := tlsconf.Read(s.cfg.Lookup, tlsconf.ClientPrefix)
+	if err != nil {
+		return fmt.Errorf("server: TLS for clients: %w", err)
+	}
+	if !settings.Configured() {
+		return fmt.Errorf("server: secureClientPort or client.portUnification asks for TLS, but ssl.keyStore.location is not set: " +
+			"name the key store holding this server's certificate and private key")
+	}
+	for _, w := range settings.Warnings {
+		s.log.Warn("TLS setting for clients", "note", w)
+	}
+	src, err := tlsconf.NewSource(settings, s.log.With("tls", "client"))
+	if err != nil {
+		return fmt.Errorf("server: TLS for clients: %w", err)
+	}
+	s.clientTLS = src.ServerConfig()
+	s.clientTLSSource = src
+	s.handshakeDetection = settings.HandshakeDetectionTimeout
+	if v, ok := s.cfg.Lookup("netty.server.outstandingHandshake.limit"); ok {
+		if _, err := fmt.Sscan(v, &s.handshakes.limit); err != nil {
+			return fmt.Errorf("server: netty.server.outstandingHandshake.limit=%q is not a number", v)
+		}
+	}
+	return nil
+}
+
+// watchCerts reloads the client port's certificates when their files
+// change, until the server closes.
+func (s *Server) watchCerts() {
+	if s.clientTLSSource != nil {
+		s.watchSource(s.clientTLSSource)
+	}
+}
+
+// watchSource reloads src's certificates when their files change, until
+// the server closes.
+func (s *Server) watchSource(src *tlsconf.Source) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		src.Watch(ctx, certReloadInterval)
+	}()
+	go func() {
+		defer s.wg.Done()
+		<-s.closed
+		cancel()
+	}()
+}
+
+// subjectDN is the x509 identity of a client certificate: its subject as
+// Java's X500Principal.getName() writes it, as ZooKeeper's
+// X509AuthenticationProvider takes it.
+func subjectDN(c *x509.Certificate) string { return tlsconf.SubjectDN(c) }
