@@ -1,12 +1,14 @@
 package server
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
 
 	"github.com/wardenzk/warden/internal/node"
+	"github.com/wardenzk/warden/internal/tlsconf"
 	"github.com/wardenzk/warden/internal/transport"
 )
 
@@ -23,7 +25,7 @@ func (s *Server) tcpTransport(snaps transport.Snapshots) (transport.Transport, e
 			peers[node.MemberID(m.ID).RaftID()] = net.JoinHostPort(m.Host, strconv.Itoa(m.PeerPort))
 		}
 	}
-	t, err := transport.NewTCP(transport.TCPConfig{
+	tc := transport.TCPConfig{
 		Ensemble:  EnsembleIdentity(s.cfg.Servers),
 		ID:        node.MemberID(self.ID).RaftID(),
 		Listen:    net.JoinHostPort(host, strconv.Itoa(self.PeerPort)),
@@ -31,9 +33,49 @@ func (s *Server) tcpTransport(snaps transport.Snapshots) (transport.Transport, e
 		Snapshots: snaps,
 		Logger:    s.log,
 		PeerName:  func(id uint64) string { return "server." + node.MemberOf(id).String() },
-	})
+	}
+	if err := s.quorumTLS(&tc); err != nil {
+		return nil, err
+	}
+	t, err := transport.NewTCP(tc)
 	if err != nil {
 		return nil, fmt.Errorf("server: quorum port %d: %w (is another server using it? check server.%d in zoo.cfg)", self.PeerPort, err, self.ID)
 	}
 	return t, nil
+}
+
+// quorumTLS sets up TLS between members as zoo.cfg asks: sslQuorum dials
+// peers over TLS, and the quorum port then accepts only TLS unless
+// portUnification lets plaintext peers in too (for turning TLS on one
+// member at a time). The ssl.quorum.* stores are reloaded when their
+// files change. A setting Warden cannot honour stops the start.
+func (s *Server) quorumTLS(tc *transport.TCPConfig) error {
+	ssl, unified := s.cfg.SSLQuorum(), s.cfg.QuorumPortUnification()
+	if !ssl && !unified {
+		s.log.Info("using insecure (non-TLS) quorum communication")
+		return nil
+	}
+	settings, err := tlsconf.Read(s.cfg.Lookup, tlsconf.QuorumPrefix)
+	if err != nil {
+		return fmt.Errorf("server: TLS between members: %w", err)
+	}
+	if !settings.Configured() {
+		return fmt.Errorf("server: sslQuorum or portUnification asks for TLS between members, but ssl.quorum.keyStore.location is not set: " +
+			"name the key store holding this member's certificate and private key")
+	}
+	for _, w := range settings.Warnings {
+		s.log.Warn("TLS setting for the quorum", "note", w)
+	}
+	src, err := tlsconf.NewSource(settings, s.log.With("tls", "quorum"))
+	if err != nil {
+		return fmt.Errorf("server: TLS between members: %w", err)
+	}
+	tc.ServerTLS = src.ServerConfig()
+	tc.PortUnification = unified
+	if ssl {
+		tc.DialTLS = func(_ uint64, host string) *tls.Config { return src.ClientConfig(host) }
+	}
+	s.watchSource(src)
+	s.log.Info("quorum TLS", "sslQuorum", ssl, "portUnification", unified)
+	return nil
 }

@@ -441,12 +441,13 @@ func (c *Config) validateQuorum() error {
 	if _, ok := c.Self(); !ok {
 		return bad("myid %d has no server.%d line", c.MyID, c.MyID)
 	}
-	// Never a silent downgrade: peer traffic that zoo.cfg asks to secure
-	// is refused until Warden can secure it.
-	for _, key := range []string{"sslQuorum", "quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl"} {
-		if v, ok := c.Lookup(key); ok && strings.EqualFold(strings.TrimSpace(v), "true") {
-			return bad("%s=true: Warden cannot yet secure the traffic between ensemble members (TLS or SASL on the quorum port), "+
-				"and will not run an ensemble that is weaker than the configuration asks; remove the key only if the members' network is trusted", key)
+	// Never a silent downgrade: quorum SASL is refused, as Warden cannot
+	// do it; sslQuorum (TLS between members) authenticates members instead.
+	for _, key := range []string{"quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl"} {
+		if c.boolKey(key) {
+			return bad("%s=true: Warden does not implement SASL between ensemble members, "+
+				"and will not run an ensemble that is weaker than the configuration asks; use sslQuorum=true with ssl.quorum.keyStore "+
+				"and ssl.quorum.trustStore to authenticate members by certificate instead", key)
 		}
 	}
 	return nil
