@@ -25,6 +25,9 @@ const (
 	auditMulti         = "multiOperation"
 	auditReconfig      = "reconfig"
 	auditEphemeralGone = "ephemeralZNodeDeletionOnSessionCloseOrExpire"
+	// auditAuthenticate (Warden's own, followed by ":<scheme>") is a
+	// failed authentication.
+	auditAuthenticate = "authenticate"
 
 	auditSuccess = "success"
 	auditFailure = "failure"

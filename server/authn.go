@@ -16,14 +16,15 @@ import (
 // sessionRequireClientSASLAuth). docs/security.md describes it.
 
 // authFailed counts and logs a failed authentication with the peer's
-// address, as ZooKeeper counts auth_failed_count; the audit log gets a
-// record too (beyond ZooKeeper, whose audit log has no authentication
-// records).
+// address, as ZooKeeper counts auth_failed_count; the audit log gets an
+// "authenticate:<scheme>" failure record too (beyond ZooKeeper, whose
+// audit log has no authentication records).
 func (c *conn) authFailed(scheme, why string) {
 	c.srv.stats.authFailed.Add(1)
 	c.log.Warn("authentication failed", "scheme", scheme, "reason", why, "session", sessionHex(c.sessionID()))
 	if a := c.srv.audit; a != nil {
-		a.write(auditEvent{session: sessionHex(c.sessionID()), user: scheme, ip: c.ip, operation: "authenticate", result: auditFailure})
+		a.write(auditEvent{session: sessionHex(c.sessionID()), user: auditUsers(c.caller().IDs), ip: c.ip,
+			operation: auditAuthenticate + ":" + scheme, result: auditFailure})
 	}
 }
 

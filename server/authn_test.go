@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -259,5 +260,36 @@ func TestStartRefusesWeakerThanAsked(t *testing.T) {
 				t.Errorf("Start: %v; want ErrInvalid", err)
 			}
 		})
+	}
+}
+
+// TestFailedAuthenticationIsAudited: with audit.enable, a failed addauth
+// is an audit record with the peer's address and identities.
+func TestFailedAuthenticationIsAudited(t *testing.T) {
+	var buf syncBuffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	srv, _ := startServerOpts(t, func(c *Config) { c.AuditEnable = true }, Options{AuditLogger: logger})
+	c := newRawClient(t, srv)
+	if code := c.rawAuth("kerberos", "x"); code != wire.ErrAuthFailed {
+		t.Fatalf("addauth = %v", code)
+	}
+	c.expectClosed()
+	srv.Close()
+	var got []string
+	for _, l := range buf.lines() {
+		if strings.Contains(l, "authenticate") {
+			got = append(got, l)
+		}
+	}
+	want := regexp.MustCompile(`^msg=audit session=0x[0-9a-f]+ user=127\.0\.0\.1 ip=127\.0\.0\.1 operation=authenticate:kerberos result=failure$`)
+	if len(got) != 1 || !want.MatchString(got[0]) {
+		t.Fatalf("audit records of the failure:\n%s\nwant one matching %s", strings.Join(got, "\n"), want)
 	}
 }
