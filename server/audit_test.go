@@ -98,12 +98,9 @@ func auditScript(t *testing.T, srv *Server) (fsm.SessionID, string) {
 	return sid, seq.Path
 }
 
-// TestAuditLog: with audit.enable=true a known sequence of requests
-// writes exactly ZooKeeper's audit records, on the server the client is
-// connected to; with it off, nothing.
-func TestAuditLog(t *testing.T) {
-	var buf syncBuffer
-	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+// auditTestLogger writes audit records to buf without time and level.
+func auditTestLogger(buf *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
 				return slog.Attr{}
@@ -111,7 +108,14 @@ func TestAuditLog(t *testing.T) {
 			return a
 		},
 	}))
-	srv, _ := startServerOpts(t, func(c *Config) { c.AuditEnable = true }, Options{AuditLogger: logger})
+}
+
+// TestAuditLog: with audit.enable=true a known sequence of requests
+// writes exactly ZooKeeper's audit records, on the server the client is
+// connected to; with it off, nothing.
+func TestAuditLog(t *testing.T) {
+	var buf syncBuffer
+	srv, _ := startServerOpts(t, func(c *Config) { c.AuditEnable = true }, Options{AuditLogger: auditTestLogger(&buf)})
 	sid, seqPath := auditScript(t, srv)
 	srv.Close()
 

@@ -243,19 +243,7 @@ func TestStartRefusesWeakerThanAsked(t *testing.T) {
 			cfg.DataDir = t.TempDir()
 			cfg.DataLogDir = cfg.DataDir
 			tt.mutate(&cfg)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			srv, err := Start(cfg, Options{Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err == nil {
-				srv.Close()
-				t.Fatal("Start succeeded; want a refusal")
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Start: %v; want it to mention %q", err, tt.want)
-			}
+			err := startRefused(t, cfg, tt.want)
 			if tt.name == "skipACL" && !errors.Is(err, config.ErrInvalid) {
 				t.Errorf("Start: %v; want ErrInvalid", err)
 			}
@@ -267,15 +255,7 @@ func TestStartRefusesWeakerThanAsked(t *testing.T) {
 // is an audit record with the peer's address and identities.
 func TestFailedAuthenticationIsAudited(t *testing.T) {
 	var buf syncBuffer
-	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
-	srv, _ := startServerOpts(t, func(c *Config) { c.AuditEnable = true }, Options{AuditLogger: logger})
+	srv, _ := startServerOpts(t, func(c *Config) { c.AuditEnable = true }, Options{AuditLogger: auditTestLogger(&buf)})
 	c := newRawClient(t, srv)
 	if code := c.rawAuth("kerberos", "x"); code != wire.ErrAuthFailed {
 		t.Fatalf("addauth = %v", code)
@@ -292,4 +272,24 @@ func TestFailedAuthenticationIsAudited(t *testing.T) {
 	if len(got) != 1 || !want.MatchString(got[0]) {
 		t.Fatalf("audit records of the failure:\n%s\nwant one matching %s", strings.Join(got, "\n"), want)
 	}
+}
+
+// startRefused starts a server on cfg and fails the test unless Start
+// refuses with an error mentioning want, which it returns.
+func startRefused(t *testing.T, cfg Config, want string) error {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	srv, err := Start(cfg, Options{Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil {
+		srv.Close()
+		t.Fatalf("Start succeeded; want a refusal mentioning %q", want)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("Start: %v; want it to mention %q", err, want)
+	}
+	return err
 }

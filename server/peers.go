@@ -55,20 +55,9 @@ func (s *Server) quorumTLS(tc *transport.TCPConfig) error {
 		s.log.Info("using insecure (non-TLS) quorum communication")
 		return nil
 	}
-	settings, err := tlsconf.Read(s.cfg.Lookup, tlsconf.QuorumPrefix)
+	src, err := s.loadTLS(tlsconf.QuorumPrefix, "members", "sslQuorum or portUnification")
 	if err != nil {
-		return fmt.Errorf("server: TLS between members: %w", err)
-	}
-	if !settings.Configured() {
-		return fmt.Errorf("server: sslQuorum or portUnification asks for TLS between members, but ssl.quorum.keyStore.location is not set: " +
-			"name the key store holding this member's certificate and private key")
-	}
-	for _, w := range settings.Warnings {
-		s.log.Warn("TLS setting for the quorum", "note", w)
-	}
-	src, err := tlsconf.NewSource(settings, s.log.With("tls", "quorum"))
-	if err != nil {
-		return fmt.Errorf("server: TLS between members: %w", err)
+		return err
 	}
 	tc.ServerTLS = src.ServerConfig()
 	tc.PortUnification = unified

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -146,17 +145,5 @@ func TestQuorumTLSNeedsAKeyStore(t *testing.T) {
 	cfg.MyID = 1
 	cfg.AdminEnableServer = false
 	cfg.Raw["sslQuorum"] = "true"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	srv, err := Start(cfg, Options{Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err == nil {
-		srv.Close()
-		t.Fatal("Start succeeded; want a refusal naming ssl.quorum.keyStore.location")
-	}
-	if want := "ssl.quorum.keyStore.location"; !strings.Contains(err.Error(), want) {
-		t.Fatalf("Start: %v; want it to name %s", err, want)
-	}
+	startRefused(t, cfg, "ssl.quorum.keyStore.location")
 }

@@ -21,21 +21,11 @@ func (s *Server) setupClientTLS() error {
 	if !s.cfg.ClientTLS() {
 		return nil
 	}
-	settings, err := tlsconf.Read(s.cfg.Lookup, tlsconf.ClientPrefix)
+	src, err := s.loadTLS(tlsconf.ClientPrefix, "clients", "secureClientPort or client.portUnification")
 	if err != nil {
-		return fmt.Errorf("server: TLS for clients: %w", err)
+		return err
 	}
-	if !settings.Configured() {
-		return fmt.Errorf("server: secureClientPort or client.portUnification asks for TLS, but ssl.keyStore.location is not set: " +
-			"name the key store holding this server's certificate and private key")
-	}
-	for _, w := range settings.Warnings {
-		s.log.Warn("TLS setting for clients", "note", w)
-	}
-	src, err := tlsconf.NewSource(settings, s.log.With("tls", "client"))
-	if err != nil {
-		return fmt.Errorf("server: TLS for clients: %w", err)
-	}
+	settings := src.Settings()
 	s.clientTLS = src.ServerConfig()
 	s.clientTLSSource = src
 	s.handshakeDetection = settings.HandshakeDetectionTimeout
@@ -45,6 +35,27 @@ func (s *Server) setupClientTLS() error {
 		}
 	}
 	return nil
+}
+
+// loadTLS reads one family of ssl keys (prefix) and loads its stores, for
+// what ("clients" or "members"), which zoo.cfg asked for with keys.
+func (s *Server) loadTLS(prefix, what, keys string) (*tlsconf.Source, error) {
+	settings, err := tlsconf.Read(s.cfg.Lookup, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("server: TLS for %s: %w", what, err)
+	}
+	if !settings.Configured() {
+		return nil, fmt.Errorf("server: %s asks for TLS for %s, but %skeyStore.location is not set: "+
+			"name the key store holding this server's certificate and private key", keys, what, prefix)
+	}
+	for _, w := range settings.Warnings {
+		s.log.Warn("TLS setting", "for", what, "note", w)
+	}
+	src, err := tlsconf.NewSource(settings, s.log.With("tls", what))
+	if err != nil {
+		return nil, fmt.Errorf("server: TLS for %s: %w", what, err)
+	}
+	return src, nil
 }
 
 // watchCerts reloads the client port's certificates when their files

@@ -1,57 +1,28 @@
 package transport
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"math/big"
 	"net"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wardenzk/warden/internal/testpki"
 )
 
 // Certificates made up for the TLS tests: a CA per test, and member
 // certificates as ssl.quorum.keyStore would hold them.
 
-// testCA is a certificate authority.
+// testCA is a certificate authority with its pool: a quorum trust store.
 type testCA struct {
-	cert   *x509.Certificate
-	key    *ecdsa.PrivateKey
-	pool   *x509.CertPool // holding only this CA: a quorum trust store
-	serial atomic.Int64
+	*testpki.CA
+	pool *x509.CertPool
 }
 
 func newTestCA(t testing.TB, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := &testCA{cert: cert, key: key, pool: x509.NewCertPool()}
-	ca.pool.AddCert(cert)
-	ca.serial.Store(1)
-	return ca
+	ca := testpki.NewCA(t, name)
+	return &testCA{CA: ca, pool: ca.Pool()}
 }
 
 // certSpec describes a member certificate.
@@ -65,42 +36,19 @@ type certSpec struct {
 // connection (serverAuth and clientAuth), as quorum certificates are.
 func (ca *testCA) issue(t testing.TB, spec certSpec) *tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	notBefore, notAfter := time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	s := testpki.Spec{Subject: pkix.Name{CommonName: spec.name}}
 	if spec.expired {
-		notBefore, notAfter = time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour)
+		s.NotBefore, s.NotAfter = time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(ca.serial.Add(1)),
-		Subject:      pkix.Name{CommonName: spec.name},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	hosts := spec.hosts
-	if hosts == nil {
-		hosts = []string{"127.0.0.1", "localhost"}
-	}
-	for _, h := range hosts {
+	for _, h := range spec.hosts {
 		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			s.IPs = append(s.IPs, ip)
 		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
+			s.DNSNames = append(s.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+	c := ca.Issue(t, s).TLS()
+	return &c
 }
 
 // quorumTLS is what one member's ssl.quorum.* settings give the
