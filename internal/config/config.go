@@ -168,6 +168,9 @@ type Config struct {
 	// which the server stops reading from clients (globalOutstandingLimit;
 	// default 1000).
 	GlobalOutstandingLimit int
+	// Limits are the connection, request and large-request throttles
+	// (limits.go).
+	Limits Limits
 	// ForceSync fsyncs the transaction log before acknowledging (forceSync;
 	// "no" disables, anything else is yes; default yes).
 	ForceSync bool
@@ -233,6 +236,7 @@ func zkDefaults() Config {
 		SASLServerContext:        "Server",
 		JuteMaxBuffer:            0xfffff,
 		GlobalOutstandingLimit:   1000,
+		Limits:                   defaultLimits(),
 		ForceSync:                true,
 		SnapCount:                100000,
 		SnapSizeLimitInKb:        4194304,
@@ -388,6 +392,9 @@ func (c *Config) Validate() error {
 	}
 	if c.JuteMaxBuffer <= 0 {
 		return bad("jute.maxbuffer=%d must be positive", c.JuteMaxBuffer)
+	}
+	if err := c.Limits.validate(); err != nil {
+		return err
 	}
 	return c.validateQuorum()
 }
