@@ -142,6 +142,7 @@ var wardenNames = map[string]dto.MetricType{
 	"warden_raft_commit_index":          dto.MetricType_GAUGE,
 	"warden_raft_applied_index":         dto.MetricType_GAUGE,
 	"warden_raft_apply_lag":             dto.MetricType_GAUGE,
+	"warden_raft_log_bytes":             dto.MetricType_GAUGE,
 	"warden_wal_fsync_duration_seconds": dto.MetricType_HISTOGRAM,
 	"warden_snapshot_duration_seconds":  dto.MetricType_HISTOGRAM,
 	"warden_snapshot_size_bytes":        dto.MetricType_GAUGE,

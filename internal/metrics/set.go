@@ -155,6 +155,8 @@ type Set struct {
 // RaftState is what ExportRaft reads at each scrape.
 type RaftState struct {
 	Term, Commit, Applied uint64
+	// LogBytes is the entry data held in the in-memory raft log.
+	LogBytes uint64
 }
 
 // Options configure a Set.
@@ -285,8 +287,8 @@ func (s *Set) ExportMonitor(fn func() []Value, counters ...string) {
 }
 
 // ExportRaft has /metrics export warden_raft_term,
-// warden_raft_commit_index, warden_raft_applied_index and
-// warden_raft_apply_lag from fn at each scrape.
+// warden_raft_commit_index, warden_raft_applied_index,
+// warden_raft_apply_lag and warden_raft_log_bytes from fn at each scrape.
 func (s *Set) ExportRaft(fn func() RaftState) {
 	if s == nil {
 		return
@@ -380,6 +382,7 @@ var (
 	commitDesc  = prometheus.NewDesc("warden_raft_commit_index", "Index of the last log entry known committed.", nil, nil)
 	appliedDesc = prometheus.NewDesc("warden_raft_applied_index", "Index of the last log entry applied to the state.", nil, nil)
 	lagDesc     = prometheus.NewDesc("warden_raft_apply_lag", "Committed log entries not yet applied (commit index − applied index).", nil, nil)
+	logDesc     = prometheus.NewDesc("warden_raft_log_bytes", "Bytes of entry data in the in-memory raft log.", nil, nil)
 )
 
 func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -387,6 +390,7 @@ func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- commitDesc
 	ch <- appliedDesc
 	ch <- lagDesc
+	ch <- logDesc
 }
 
 func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
@@ -405,6 +409,7 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(commitDesc, prometheus.GaugeValue, float64(st.Commit))
 	ch <- prometheus.MustNewConstMetric(appliedDesc, prometheus.GaugeValue, float64(st.Applied))
 	ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, float64(lag))
+	ch <- prometheus.MustNewConstMetric(logDesc, prometheus.GaugeValue, float64(st.LogBytes))
 }
 
 // number converts an mntr value to a float: integers, floats, and strings
