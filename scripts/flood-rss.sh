@@ -17,6 +17,7 @@
 #   MODES="standalone ensemble"
 #   NET=127.0.43        ensemble members are $NET.1, $NET.2, $NET.3
 #   PORT=21820          client port
+#   METRICS_PORT=21821  each server's Prometheus /metrics port
 #   WARDEN=path         a prebuilt warden binary (default: go build)
 #   KEEP=1              keep the work directory (logs, JSON results)
 #   LOG_LEVEL=warn      the servers' log level
@@ -30,6 +31,7 @@ DURATION=${DURATION:-30s}
 MODES=${MODES:-standalone ensemble}
 NET=${NET:-127.0.43}
 PORT=${PORT:-21820}
+METRICS_PORT=${METRICS_PORT:-21821}
 WORK=$(mktemp -d /var/tmp/flood-rss.XXXXXX)
 
 log() { printf '%s flood-rss: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -102,6 +104,9 @@ clientPortAddress=$2
 maxClientCnxns=0
 4lw.commands.whitelist=*
 admin.enableServer=false
+metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
+metricsProvider.httpHost=$2
+metricsProvider.httpPort=$METRICS_PORT
 EOF
 	if [ "${3:-}" = ensemble ]; then
 		cat >>"$1/zoo.cfg" <<EOF
@@ -112,7 +117,8 @@ EOF
 	fi
 }
 
-start() { # DIR
+start() { # DIR HOST
+	echo "$2" >"$1/host"
 	"$WARDEN" server -log-level "${LOG_LEVEL:-warn}" "$1/zoo.cfg" </dev/null >>"$1/server.log" 2>&1 &
 	PIDS+=($!)
 	echo $! >"$1/pid"
@@ -125,6 +131,23 @@ flood() { # NAME SERVERS PID
 		--server-pid "$3" --json "$WORK/$1.json" >"$WORK/$1.txt" 2>"$WORK/$1.err"
 }
 
+# served_reads HOST prints the server's own latency of the small reads
+# (warden_request_duration_seconds{op="get_data"}: from the request read
+# to its reply queued, without the network and the clients' scheduling):
+# how many, and the bucket bounds the slowest fell in.
+served_reads() {
+	curl -s "http://$1:$METRICS_PORT/metrics" | awk '
+		/^warden_request_duration_seconds_bucket\{op="get_data"/ {
+			le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
+			n = $2 + 0
+			if (le == "+Inf") { total = n; next }
+			if (n > prev) last = le
+			if (le == "0.0128") under = n
+			prev = n
+		}
+		END { if (total > prev) last = "+Inf"; if (total > 0) printf "%d reads served, the slowest in the bucket up to %s s, %d over 12.8 ms\n", total, last, total - under }'
+}
+
 # report NAME MEMBER_DIRS...: the bench's figures and every member's peak.
 report() {
 	local name=$1 d
@@ -133,7 +156,10 @@ report() {
 	cat "$WORK/$name.txt"
 	for d in "$@"; do
 		echo "peak RSS (VmHWM) of $(basename "$d"): $(hwm "$(cat "$d/pid")") MiB"
+		r=$(served_reads "$(cat "$d/host")")
+		[ -n "$r" ] && echo "server-side small reads on $(basename "$d"): $r"
 	done
+	return 0
 }
 
 for mode in $MODES; do
@@ -141,7 +167,7 @@ for mode in $MODES; do
 	standalone)
 		d=$WORK/standalone
 		write_cfg "$d" 127.0.0.1
-		start "$d"
+		start "$d" 127.0.0.1
 		wait_modes 127.0.0.1
 		flood standalone "127.0.0.1:$PORT" "$(cat "$d/pid")"
 		report standalone "$d"
@@ -151,7 +177,7 @@ for mode in $MODES; do
 			d=$WORK/m$id
 			write_cfg "$d" "$NET.$id" ensemble
 			echo "$id" >"$d/data/myid"
-			start "$d"
+			start "$d" "$NET.$id"
 		done
 		wait_modes "$NET.1" "$NET.2" "$NET.3"
 		leader=
