@@ -78,7 +78,9 @@ type Config struct {
 	// Transport builds the peer transport once the node can serve
 	// snapshots; nil for a standalone member.
 	Transport func(transport.Snapshots) (transport.Transport, error)
-	// ProposeTimeout fails a proposal not applied within it. Default 30s.
+	// ProposeTimeout fails a proposal not applied within it of being
+	// handed to raft (time waiting in the pending queue, see
+	// MaxProposalBytes, does not count). Default 30s.
 	ProposeTimeout time.Duration
 	// Hooks are the server's callbacks.
 	Hooks Hooks
@@ -114,7 +116,7 @@ type Config struct {
 // throttling").
 const (
 	DefaultMaxLogBytes      = 256 << 20
-	DefaultMaxProposalBytes = 64 << 20
+	DefaultMaxProposalBytes = 16 << 20
 )
 
 // updateQueue bounds the Readys handed from the raft loop to the apply
@@ -192,7 +194,10 @@ type Node struct {
 }
 
 type waiter struct {
-	done     Done // nil for proposals nobody waits for
+	done Done // nil for proposals nobody waits for
+	// deadline is set when the entry is handed to raft: Config.ProposeTimeout
+	// later it is answered ErrProposalLost. Zero while it waits in the
+	// pending queue, where nothing can lose it.
 	deadline time.Time
 	size     int  // bytes of the encoded entry
 	handed   bool // handed to raft (counted in Node.inFlight)
@@ -488,7 +493,7 @@ func (n *Node) Propose(e *fsm.Entry, now time.Time, done Done) error {
 // enqueueLocked adds an encoded entry and its waiter to the pending
 // queue; the caller holds waitMu.
 func (n *Node) enqueueLocked(id int64, data []byte, done Done) {
-	n.waiters[id] = &waiter{done: done, deadline: time.Now().Add(n.cfg.ProposeTimeout), size: len(data)}
+	n.waiters[id] = &waiter{done: done, size: len(data)}
 	n.pending = append(n.pending, data)
 	n.pendIDs = append(n.pendIDs, id)
 }
@@ -501,6 +506,7 @@ func (n *Node) enqueueLocked(id int64, data []byte, done Done) {
 // never proposed. The caller holds waitMu.
 func (n *Node) takePendingLocked() (data [][]byte, ids []int64, more bool) {
 	logFull := n.raft.LogBytes() > n.cfg.MaxLogBytes
+	deadline := time.Now().Add(n.cfg.ProposeTimeout)
 	k, taken := 0, 0
 	for ; k < len(n.pending); k++ {
 		w := n.waiters[n.pendIDs[k]]
@@ -514,7 +520,7 @@ func (n *Node) takePendingLocked() (data [][]byte, ids []int64, more bool) {
 			more = true
 			break
 		}
-		w.handed = true
+		w.handed, w.deadline = true, deadline
 		n.inFlight += w.size
 		taken += w.size
 		data = append(data, n.pending[k])
@@ -590,7 +596,7 @@ func (n *Node) failAll(err error, expiredOnly bool, now time.Time) {
 	var dones []Done
 	n.waitMu.Lock()
 	for id, w := range n.waiters {
-		if expiredOnly && now.Before(w.deadline) {
+		if expiredOnly && (w.deadline.IsZero() || now.Before(w.deadline)) {
 			continue
 		}
 		delete(n.waiters, id)
