@@ -29,11 +29,12 @@ import (
 // completes or the member gets back under the limits.
 
 const (
-	// maxOutstandingBytes bounds the bytes of client requests in flight on
-	// one member (frames read and not yet answered): past it, reading
-	// pauses as past globalOutstandingLimit. Each connection may still
-	// have one request in flight, so the bytes read are at most
-	// maxOutstandingBytes + connections × jute.maxbuffer.
+	// maxOutstandingBytes bounds the bytes of client requests in flight
+	// (frames read and not yet answered): past it, reading pauses as past
+	// globalOutstandingLimit, and it is divided among an ensemble's
+	// members as that limit is (outstandingShare). Each connection may
+	// still have one request in flight, so the bytes read on a member are
+	// at most its share + connections × jute.maxbuffer.
 	maxOutstandingBytes = 64 << 20
 )
 
@@ -76,11 +77,12 @@ type limiter struct {
 	log     *slog.Logger
 	now     func() time.Time
 	metrics *metrics.Set
-	// countLimit returns globalOutstandingLimit as it applies to this
-	// member now (outstandingLimit).
-	countLimit func() int
-	byteLimit  int64
-	cfg        config.Limits
+	// share returns the part of the ensemble-wide limits this member
+	// takes now (outstandingShare): the limits are divided by it.
+	share     func() int
+	countMax  int   // globalOutstandingLimit
+	byteLimit int64 // maxOutstandingBytes (tests lower it)
+	cfg       config.Limits
 	// throttled counts THROTTLEDOP replies (mntr's throttled_ops).
 	throttled func()
 	// hook, when set, is told of pauses and throttler waits (tests).
@@ -108,16 +110,16 @@ type limitEvent struct {
 	waiting  int // the member's requests held by the request throttler
 }
 
-// outstandingLimit is ZooKeeper's getGlobalOutstandingLimit on a member
-// in role: the leader and the followers of an ensemble of more than two
-// voters divide globalOutstandingLimit by voters − 1 (so the whole
-// ensemble holds about that many); observers and standalone servers keep
-// it whole.
-func outstandingLimit(limit int, role node.Role, voters int) int {
+// outstandingShare is the divisor of ZooKeeper's getGlobalOutstandingLimit
+// on a member in role: the leader and the followers of an ensemble of
+// more than two voters divide globalOutstandingLimit by voters − 1 (so
+// the whole ensemble holds about that many); observers and standalone
+// servers keep it whole. Warden divides maxOutstandingBytes alike.
+func outstandingShare(role node.Role, voters int) int {
 	if (role == node.Leading || role == node.Following) && voters > 2 {
-		return limit / (voters - 1)
+		return voters - 1
 	}
-	return limit
+	return 1
 }
 
 func newLimiter(s *Server) *limiter {
@@ -125,14 +127,13 @@ func newLimiter(s *Server) *limiter {
 		log:       s.log,
 		now:       s.now,
 		metrics:   s.metrics,
+		countMax:  s.cfg.GlobalOutstandingLimit,
 		byteLimit: maxOutstandingBytes,
 		cfg:       s.cfg.Limits,
 		throttled: func() { s.stats.throttled.Add(1) },
 		resume:    make(chan struct{}),
 	}
-	l.countLimit = func() int {
-		return outstandingLimit(s.cfg.GlobalOutstandingLimit, s.node.Role(), s.cfg.Participants())
-	}
+	l.share = func() int { return outstandingShare(s.node.Role(), s.cfg.Participants()) }
 	// ZooKeeper's setters refuse these values and keep the defaults.
 	if l.cfg.LargeRequestMaxBytes <= 0 {
 		l.log.Warn(fmt.Sprintf("Invalid max bytes for all large requests %d. It should be a positive number.", l.cfg.LargeRequestMaxBytes))
@@ -146,12 +147,14 @@ func newLimiter(s *Server) *limiter {
 }
 
 // overLocked reports whether the member is past a limit: ZooKeeper's
-// shouldThrottle compares globalOutstandingLimit with the requests in
-// processing and with those held by the request throttler; Warden also
-// compares the bytes in flight with maxOutstandingBytes.
+// shouldThrottle compares its share of globalOutstandingLimit with the
+// requests in processing and with those held by the request throttler;
+// Warden also compares the bytes in flight with its share of
+// maxOutstandingBytes.
 func (l *limiter) overLocked() bool {
-	n := l.countLimit()
-	return l.inFlight > n || l.waiting > n || l.bytes > l.byteLimit
+	share := l.share()
+	n := l.countMax / share
+	return l.inFlight > n || l.waiting > n || l.bytes > l.byteLimit/int64(share)
 }
 
 // mayRead reports whether c may read its next request. When it may not,

@@ -94,7 +94,7 @@ func TestOutstandingLimitDividedAsZooKeeper(t *testing.T) {
 	for _, c := range []struct {
 		role   node.Role
 		voters int
-		want   int
+		want   int // of globalOutstandingLimit=1000
 	}{
 		{node.Standalone, 1, 1000},
 		{node.Leading, 3, 500},
@@ -104,8 +104,8 @@ func TestOutstandingLimitDividedAsZooKeeper(t *testing.T) {
 		{node.Observing, 3, 1000},
 		{node.Looking, 3, 1000},
 	} {
-		if got := outstandingLimit(1000, c.role, c.voters); got != c.want {
-			t.Errorf("outstandingLimit(1000, %v, %d) = %d, want %d", c.role.Mode(), c.voters, got, c.want)
+		if got := 1000 / outstandingShare(c.role, c.voters); got != c.want {
+			t.Errorf("limit on a %v of %d voters = %d, want %d", c.role.Mode(), c.voters, got, c.want)
 		}
 	}
 }
