@@ -19,6 +19,8 @@
 #   PORT=21820          client port
 #   METRICS_PORT=21821  each server's Prometheus /metrics port
 #   WARDEN=path         a prebuilt warden binary (default: go build)
+#   BENCH=path          the warden binary whose bench runs the flood (default
+#                       $WARDEN; set it to measure an older server)
 #   KEEP=1              keep the work directory (logs, JSON results)
 #   LOG_LEVEL=warn      the servers' log level
 set -euo pipefail
@@ -126,7 +128,7 @@ start() { # DIR HOST
 
 flood() { # NAME SERVERS PID
 	log "$1: $CLIENTS sessions × $INFLIGHT writes of $PAYLOAD bytes for $DURATION"
-	"$WARDEN" bench --workload flood --label "$1" --servers "$2" --clients "$CLIENTS" \
+	"${BENCH:-$WARDEN}" bench --workload flood --label "$1" --servers "$2" --clients "$CLIENTS" \
 		--inflight "$INFLIGHT" --payload "$PAYLOAD" --keys "$CLIENTS" --duration "$DURATION" \
 		--server-pid "$3" --json "$WORK/$1.json" >"$WORK/$1.txt" 2>"$WORK/$1.err"
 }
