@@ -23,9 +23,9 @@ import (
 var syscallEMFILE = syscall.EMFILE
 
 const (
-	// maxOutstanding bounds the requests of one connection in flight; the
-	// reader stops reading past it (backpressure, like ZooKeeper's
-	// globalOutstandingLimit pausing reads).
+	// maxOutstanding bounds the requests of one connection queued for its
+	// processor; the reader waits past it. (The member-wide limits,
+	// globalOutstandingLimit and maxOutstandingBytes, are in limits.go.)
 	maxOutstanding = 1000
 	// handshakeTimeout bounds how long a new connection may take to send
 	// its ConnectRequest.
@@ -61,6 +61,11 @@ type reply struct {
 	underApply bool
 	// closeAfter closes the connection once the reply is written.
 	closeAfter bool
+	// admit, cost, large and counted are the request's admission
+	// (limits.go), guarded by the limiter's lock.
+	admit       uint8
+	cost, large int64
+	counted     bool
 }
 
 // conn is one client connection. Three goroutines serve it: the reader
@@ -109,6 +114,10 @@ type conn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 
+	// adm is the connection's part of the server's admission control
+	// (limits.go).
+	adm connAdmission
+
 	stats connStats
 }
 
@@ -125,6 +134,7 @@ func newConn(s *Server, nc net.Conn, id watch.WatcherID, ip string) *conn {
 		replies:     make(chan *reply, maxOutstanding),
 		outWake:     make(chan struct{}, 1),
 		closed:      make(chan struct{}),
+		adm:         connAdmission{wake: make(chan struct{}, 1)},
 	}
 	c.stats.reset()
 	return c
@@ -303,6 +313,9 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	c.srv.stats.received.Add(1)
 	c.stats.received.Add(1)
 	c.srv.metrics.BytesReceived.Add(int64(4 + len(frame)))
+	if !c.srv.connThrottle.admit(c, &req) {
+		return false
+	}
 	if !c.srv.Serving() {
 		c.log.Debug("refusing a session: this member has no leader and does not serve")
 		return false
@@ -339,6 +352,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		}
 		resp.SessionID, resp.Passwd = int64(id), passwd
 	} else {
+		c.srv.metrics.ConnectionRevalidateCount.Inc()
 		sid := fsm.SessionID(req.SessionID)
 		c.srv.node.RLock()
 		ok := c.srv.node.FSM().CheckPassword(sid, req.Passwd)
@@ -389,7 +403,13 @@ func (c *conn) logReadError(err error) {
 	case errors.Is(err, wire.ErrFrameTooLarge):
 		c.log.Warn("request larger than jute.maxbuffer; closing the connection (raise jute.maxbuffer on server and client if such requests are intended)",
 			"err", err)
-	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+	case errors.Is(err, errLargeRequest):
+		c.log.Warn("closing the connection: a large request would pass largeRequestMaxBytes (raise largeRequestMaxBytes or largeRequestThreshold in zoo.cfg if such requests are intended)",
+			"largeRequestMaxBytes", c.srv.limits.cfg.LargeRequestMaxBytes)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// The client closed its end (ZooKeeper's handleFailedRead).
+		c.srv.metrics.ConnectionDropCount.Inc()
+	case errors.Is(err, net.ErrClosed):
 	default:
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -404,7 +424,10 @@ func (c *conn) logReadError(err error) {
 // it; it reports whether a final reply is queued that must still be sent.
 func (c *conn) readLoop(br *bufio.Reader) (drain bool) {
 	for {
-		frame, err := wire.ReadFrame(br, c.srv.maxBuffer, nil)
+		if !c.waitToRead() {
+			return false
+		}
+		frame, err := c.readRequest(br)
 		if err != nil {
 			c.logReadError(err)
 			return false
@@ -422,6 +445,11 @@ func (c *conn) readLoop(br *bufio.Reader) (drain bool) {
 		}
 		c.srv.touch(c.sessionID())
 		r := &reply{xid: h.Xid, op: h.Type, start: c.srv.now()}
+		if ok, answered := c.admitRequest(r, frame); !ok {
+			return false
+		} else if answered {
+			continue
+		}
 		if !c.dispatch(r, frame[d.Offset():]) {
 			return true
 		}
@@ -540,6 +568,7 @@ func (c *conn) runFollowers(w *reply) {
 
 // observe records a completed request in the latency statistics.
 func (c *conn) observe(r *reply) {
+	c.srv.limits.finish(c, r)
 	if r.start.IsZero() {
 		return
 	}

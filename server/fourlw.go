@@ -186,13 +186,8 @@ func (s *Server) connList() []*conn {
 	return list
 }
 
-func (s *Server) outstanding() int {
-	n := 0
-	for _, c := range s.connList() {
-		n += len(c.replies)
-	}
-	return n
-}
+// outstanding returns the client requests in flight (srvr's Outstanding).
+func (s *Server) outstanding() int { return s.limits.outstanding() }
 
 func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 	fmt.Fprintf(b, "%s\n", VersionLine())

@@ -58,7 +58,7 @@ func (s *Server) exportMetrics() {
 		return out
 	}, "connection_rejected", "throttled_ops", "session_expired_count", "watch_events_sent")
 	s.metrics.ExportRaft(func() metrics.RaftState {
-		return metrics.RaftState{Term: s.node.Term(), Commit: s.node.Commit(), Applied: s.node.Applied()}
+		return metrics.RaftState{Term: s.node.Term(), Commit: s.node.Commit(), Applied: s.node.Applied(), LogBytes: s.node.LogBytes()}
 	})
 }
 

@@ -121,7 +121,10 @@ var zkNames = map[string]dto.MetricType{
 	"commit_count": dto.MetricType_COUNTER, "connection_rejected": dto.MetricType_COUNTER,
 	"throttled_ops": dto.MetricType_COUNTER, "looking_count": dto.MetricType_COUNTER,
 	"bytes_received_count": dto.MetricType_COUNTER, "snap_count": dto.MetricType_COUNTER,
-	"diff_count": dto.MetricType_COUNTER,
+	"diff_count": dto.MetricType_COUNTER, "connection_request_count": dto.MetricType_COUNTER,
+	"connection_drop_count": dto.MetricType_COUNTER, "connection_revalidate_count": dto.MetricType_COUNTER,
+	"request_throttle_wait_count": dto.MetricType_COUNTER, "stale_requests": dto.MetricType_COUNTER,
+	"stale_requests_dropped": dto.MetricType_COUNTER, "large_requests_rejected": dto.MetricType_COUNTER,
 
 	"election_time": dto.MetricType_SUMMARY, "fsynctime": dto.MetricType_SUMMARY,
 	"snapshottime": dto.MetricType_SUMMARY, "readlatency": dto.MetricType_SUMMARY,
@@ -129,6 +132,7 @@ var zkNames = map[string]dto.MetricType{
 	"quorum_ack_latency": dto.MetricType_SUMMARY, "follower_sync_time": dto.MetricType_SUMMARY,
 	"unavailable_time": dto.MetricType_SUMMARY, "leader_unavailable_time": dto.MetricType_SUMMARY,
 	"dbinittime": dto.MetricType_SUMMARY, "observer_sync_time": dto.MetricType_SUMMARY,
+	"connection_token_deficit": dto.MetricType_SUMMARY, "request_throttle_queue_time_ms": dto.MetricType_SUMMARY,
 }
 
 // wardenNames are Warden's own metrics and the Go runtime's.
@@ -138,6 +142,7 @@ var wardenNames = map[string]dto.MetricType{
 	"warden_raft_commit_index":          dto.MetricType_GAUGE,
 	"warden_raft_applied_index":         dto.MetricType_GAUGE,
 	"warden_raft_apply_lag":             dto.MetricType_GAUGE,
+	"warden_raft_log_bytes":             dto.MetricType_GAUGE,
 	"warden_wal_fsync_duration_seconds": dto.MetricType_HISTOGRAM,
 	"warden_snapshot_duration_seconds":  dto.MetricType_HISTOGRAM,
 	"warden_snapshot_size_bytes":        dto.MetricType_GAUGE,

@@ -56,7 +56,7 @@ func (s *Server) serverMonitor() []Metric {
 		{"local_sessions", 0},
 		{"open_file_descriptor_count", countOpenFDs()},
 		{"max_file_descriptor_count", maxFDs()},
-		{"connection_drop_probability", "0.0"},
+		{"connection_drop_probability", javaDouble(s.connThrottle.dropChance())},
 		{"auth_failed_count", s.stats.authFailed.Load()},
 		{"outstanding_tls_handshake", s.handshakes.n.Load()},
 		{"non_mtls_remote_conn_count", s.stats.nonMTLSRemote.Load()},

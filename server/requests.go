@@ -73,7 +73,7 @@ func (c *conn) dispatch(r *reply, body []byte) bool {
 func (c *conn) write(r *reply, body []byte) bool {
 	r.done = make(chan struct{})
 	r.closeAfter = r.op == wire.OpCloseSession
-	r.body = append([]byte(nil), body...)
+	r.body = body // a slice of the request's own frame, never reused
 	if !c.enqueue(r) {
 		return false
 	}
@@ -138,6 +138,11 @@ func (c *conn) propose(r *reply) bool {
 		}
 		c.close("write refused: " + err.Error())
 		return false
+	}
+	if c.srv.audit == nil {
+		// The entry holds its own encoding now; only the audit log reads
+		// the body again. Memory in flight is then one copy per write.
+		r.body = nil
 	}
 	return true
 }

@@ -136,6 +136,10 @@ type Server struct {
 	traceMask atomic.Int64
 	// metrics are ZooKeeper's and Warden's metrics (metrics.go).
 	metrics *metrics.Set
+	// limits admits client requests (limits.go); connThrottle admits
+	// sessions (throttle.go).
+	limits       *limiter
+	connThrottle *connThrottle
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -255,6 +259,8 @@ func Start(cfg Config, opts Options) (_ *Server, err error) {
 		return nil, err
 	}
 	s.metrics = m
+	s.limits = newLimiter(s)
+	s.connThrottle = newConnThrottle(s)
 	slow, err := slowSync(&cfg)
 	if err != nil {
 		return nil, err
@@ -376,6 +382,7 @@ func (s *Server) forget(c *conn) {
 		}
 	}
 	s.connMu.Unlock()
+	s.limits.forget(c)
 	s.node.RLock()
 	s.wmu.Lock()
 	s.watches.RemoveWatcher(c.id)

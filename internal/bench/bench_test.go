@@ -136,7 +136,7 @@ func TestRunLatencies(t *testing.T) {
 func TestWorkloadsRun(t *testing.T) {
 	srv := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.MaxClientCnxns = 0 }))
 	addr := srv.Addr().String()
-	for _, w := range []string{"sweep", "create", "multi", "lock", "fanout", "storm", "scale"} {
+	for _, w := range []string{"sweep", "create", "multi", "lock", "fanout", "storm", "scale", "flood"} {
 		t.Run(w, func(t *testing.T) {
 			cfg := testConfig(addr, w)
 			cfg.Ops, cfg.Keys, cfg.Watchers, cfg.Sessions, cfg.Rounds = 120, 10, 20, 30, 3

@@ -47,6 +47,10 @@
 //	           thirds reads
 //	scale      memory at Config.ScaleSizes znodes (server RSS, bytes per
 //	           znode)
+//	flood      Config.Clients sessions setting large values (--payload)
+//	           on Config.Keys znodes while one more session reads a small
+//	           znode: the reads' latency and the server's peak memory
+//	           (flood.go; scripts/flood-rss.sh)
 //	failover   an ensemble under steady writes; Config.Failovers times the
 //	           leader (found with srvr) is killed (Config.KillLeaderPIDFile
 //	           or Config.KillLeaderCmd): time from the kill to the first

@@ -30,6 +30,7 @@ var workloads = map[string]workload{
 	"storm":     {"--sessions sessions connect at once, lose their connections and reconnect, then close", runStorm},
 	"multi":     {"one third writes (three quarters of them multi), two thirds reads, on --keys znodes", runMulti},
 	"scale":     {"server memory (needs --server-pid) at each of --scale-sizes znodes", runScale},
+	"flood":     {"--clients sessions set --payload bytes on --keys znodes for --duration while another session reads a small znode: its latency, and the server's peak memory (--server-pid)", runFlood},
 	"failover":  {"--clients writing steadily to an ensemble; --failovers times: kill the leader (--kill-leader-pidfile or --kill-leader-cmd), time until writes succeed again, restart it (--restart-cmd)", runFailover},
 }
 

@@ -177,6 +177,9 @@ type Config struct {
 	// which the server stops reading from clients (globalOutstandingLimit;
 	// default 1000).
 	GlobalOutstandingLimit int
+	// Limits are the connection, request and large-request throttles
+	// (limits.go).
+	Limits Limits
 	// ForceSync fsyncs the transaction log before acknowledging (forceSync;
 	// "no" disables, anything else is yes; default yes).
 	ForceSync bool
@@ -243,6 +246,7 @@ func zkDefaults() Config {
 		SASLServerContext:        "Server",
 		JuteMaxBuffer:            0xfffff,
 		GlobalOutstandingLimit:   1000,
+		Limits:                   defaultLimits(),
 		ForceSync:                true,
 		SnapCount:                100000,
 		SnapSizeLimitInKb:        4194304,
@@ -400,6 +404,9 @@ func (c *Config) Validate() error {
 		return bad("jute.maxbuffer=%d must be positive", c.JuteMaxBuffer)
 	}
 	if err := c.validateSecurity(); err != nil {
+		return err
+	}
+	if err := c.Limits.validate(); err != nil {
 		return err
 	}
 	return c.validateQuorum()

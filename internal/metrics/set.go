@@ -93,6 +93,41 @@ type Set struct {
 	// LearnerHandler: a DIFF or TRUNC sync).
 	DiffCount *Counter
 
+	// Admission control (ZooKeeper 3.6+'s throttles; docs/operations.md
+	// "Limits and throttling").
+
+	// ConnectionRequestCount counts the session establishments the
+	// connection throttler let through (ZooKeeper counts them while the
+	// throttler is off too).
+	ConnectionRequestCount *Counter
+	// ConnectionDropCount counts client connections whose client closed
+	// its end (the server read end of stream).
+	ConnectionDropCount *Counter
+	// ConnectionRevalidateCount counts reconnections that asked to
+	// re-attach an existing session.
+	ConnectionRevalidateCount *Counter
+	// ConnectionTokenDeficit is, after each session establishment the
+	// connection throttler let through, how many tokens its bucket lacks.
+	// Basic.
+	ConnectionTokenDeficit *Summary
+	// RequestThrottleWaitCount counts the times a request found the
+	// server at request_throttle_max_requests and waited (once per
+	// request_throttle_stall_time period).
+	RequestThrottleWaitCount *Counter
+	// RequestThrottleQueueTime is the time each request spent in the
+	// request throttler, in ms. Advanced.
+	RequestThrottleQueueTime *Summary
+	// StaleRequests counts requests found stale (their connection closed,
+	// or, with request_stale_latency_check, older than their session
+	// timeout) in the request throttler.
+	StaleRequests *Counter
+	// StaleRequestsDropped counts the stale requests dropped
+	// (request_throttle_drop_stale).
+	StaleRequestsDropped *Counter
+	// LargeRequestsRejected counts connections closed because a large
+	// request would have passed largeRequestMaxBytes.
+	LargeRequestsRejected *Counter
+
 	// Warden's own.
 
 	// WALFsync is warden_wal_fsync_duration_seconds.
@@ -120,6 +155,8 @@ type Set struct {
 // RaftState is what ExportRaft reads at each scrape.
 type RaftState struct {
 	Term, Commit, Applied uint64
+	// LogBytes is the entry data held in the in-memory raft log.
+	LogBytes uint64
 }
 
 // Options configure a Set.
@@ -156,6 +193,8 @@ func New(opts Options) *Set {
 	s.ObserverSyncTime = sum("observer_sync_time", "On an observer, time from learning a new leader to being in sync with it, in ms.", Basic)
 	s.UnavailableTime = sum("unavailable_time", "Time the member spent without a leader, each time it serves again, in ms.", Basic)
 	s.LeaderUnavailableTime = sum("leader_unavailable_time", "unavailable_time of the periods that ended with this member leading, in ms.", Basic)
+	s.ConnectionTokenDeficit = sum("connection_token_deficit", "Tokens missing from the connection throttler's bucket after each session it let through.", Basic)
+	s.RequestThrottleQueueTime = sum("request_throttle_queue_time_ms", "Time each request spent in the request throttler, in ms.", Advanced)
 
 	counter := func(name, help string) *Counter {
 		c := &Counter{name: name, help: help}
@@ -170,6 +209,13 @@ func New(opts Options) *Set {
 	s.BytesReceived = counter("bytes_received_count", "Bytes of client requests received, length prefixes included.")
 	s.SnapCount = counter("snap_count", "On the leader, snapshots sent to catch up a member whose missing entries were compacted away.")
 	s.DiffCount = counter("diff_count", "On the leader, members brought in step by log entries alone (no snapshot).")
+	s.ConnectionRequestCount = counter("connection_request_count", "Session establishments the connection throttler let through.")
+	s.ConnectionDropCount = counter("connection_drop_count", "Client connections closed by their client.")
+	s.ConnectionRevalidateCount = counter("connection_revalidate_count", "Reconnections that asked to re-attach an existing session.")
+	s.RequestThrottleWaitCount = counter("request_throttle_wait_count", "Times a request waited in the request throttler (once per stall period).")
+	s.StaleRequests = counter("stale_requests", "Requests found stale in the request throttler.")
+	s.StaleRequestsDropped = counter("stale_requests_dropped", "Stale requests dropped by the request throttler.")
+	s.LargeRequestsRejected = counter("large_requests_rejected", "Connections closed for a large request past largeRequestMaxBytes.")
 
 	s.WALFsync = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "warden_wal_fsync_duration_seconds",
@@ -241,8 +287,8 @@ func (s *Set) ExportMonitor(fn func() []Value, counters ...string) {
 }
 
 // ExportRaft has /metrics export warden_raft_term,
-// warden_raft_commit_index, warden_raft_applied_index and
-// warden_raft_apply_lag from fn at each scrape.
+// warden_raft_commit_index, warden_raft_applied_index,
+// warden_raft_apply_lag and warden_raft_log_bytes from fn at each scrape.
 func (s *Set) ExportRaft(fn func() RaftState) {
 	if s == nil {
 		return
@@ -287,9 +333,10 @@ func (s *Set) ObserveSnapshot(d time.Duration, size int64) {
 	if s == nil {
 		return
 	}
-	s.SnapshotTime.ObserveDuration(d)
+	// The summary last: a scrape that sees it sees the other two.
 	s.SnapshotDuration.Observe(d.Seconds())
 	s.SnapshotBytes.Set(float64(size))
+	s.SnapshotTime.ObserveDuration(d)
 }
 
 // monitorCollector exports ExportMonitor's values.
@@ -335,6 +382,7 @@ var (
 	commitDesc  = prometheus.NewDesc("warden_raft_commit_index", "Index of the last log entry known committed.", nil, nil)
 	appliedDesc = prometheus.NewDesc("warden_raft_applied_index", "Index of the last log entry applied to the state.", nil, nil)
 	lagDesc     = prometheus.NewDesc("warden_raft_apply_lag", "Committed log entries not yet applied (commit index − applied index).", nil, nil)
+	logDesc     = prometheus.NewDesc("warden_raft_log_bytes", "Bytes of entry data in the in-memory raft log.", nil, nil)
 )
 
 func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -342,6 +390,7 @@ func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- commitDesc
 	ch <- appliedDesc
 	ch <- lagDesc
+	ch <- logDesc
 }
 
 func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
@@ -360,6 +409,7 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(commitDesc, prometheus.GaugeValue, float64(st.Commit))
 	ch <- prometheus.MustNewConstMetric(appliedDesc, prometheus.GaugeValue, float64(st.Applied))
 	ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, float64(lag))
+	ch <- prometheus.MustNewConstMetric(logDesc, prometheus.GaugeValue, float64(st.LogBytes))
 }
 
 // number converts an mntr value to a float: integers, floats, and strings

@@ -19,10 +19,21 @@
 //     queued there precedes anything a later read or apply can queue;
 //   - or with an error wrapping ErrProposalLost when the outcome is
 //     unknown: raft dropped the proposal, the leader changed or was lost,
-//     a snapshot replaced the state, the deadline (Config.ProposeTimeout)
-//     passed, or the node stopped. The entry may still be applied later;
-//     the client must be told ConnectionLoss, as ZooKeeper tells it when
-//     its server loses the leader.
+//     a snapshot replaced the state, the deadline (Config.ProposeTimeout
+//     after it was handed to raft) passed, or the node stopped. The entry
+//     may still be applied later; the client must be told ConnectionLoss,
+//     as ZooKeeper tells it when its server loses the leader.
+//
+// # Bounds
+//
+// Every queue is bounded by bytes (Config.MaxLogBytes, MaxProposalBytes;
+// docs/operations.md, "Limits and throttling"). The pending queue hands
+// raft at most MaxProposalBytes of this member's entries not yet applied
+// (one always may go) and at most 4 MiB per Ready, and nothing while the
+// in-memory log is over MaxLogBytes; what waits stays queued, in order,
+// and is dropped unproposed if its waiter is answered meanwhile (a leader
+// change, Stop). Snapshots are taken every MaxLogBytes/4 of entries, and
+// the log is compacted behind them (replica.Config.MaxLogBytes).
 //
 // # Locks
 //

@@ -78,7 +78,9 @@ type Config struct {
 	// Transport builds the peer transport once the node can serve
 	// snapshots; nil for a standalone member.
 	Transport func(transport.Snapshots) (transport.Transport, error)
-	// ProposeTimeout fails a proposal not applied within it. Default 30s.
+	// ProposeTimeout fails a proposal not applied within it of being
+	// handed to raft (time waiting in the pending queue, see
+	// MaxProposalBytes, does not count). Default 30s.
 	ProposeTimeout time.Duration
 	// Hooks are the server's callbacks.
 	Hooks Hooks
@@ -93,10 +95,32 @@ type Config struct {
 	// Fatal is called when the log can no longer be trusted and must not
 	// return; nil means log and exit(2).
 	Fatal func(error)
+
+	// MaxLogBytes bounds the in-memory raft log (the entries since the
+	// snapshot before last), in bytes of entry data: a snapshot is taken
+	// whenever MaxLogBytes/4 bytes were applied since the last one (or
+	// SnapBytes, when smaller), the log is compacted behind the newer
+	// snapshot when it holds more than MaxLogBytes/2, and while it holds
+	// more than MaxLogBytes this member hands no new proposal to raft
+	// (they wait, as the clients that sent them). Default
+	// DefaultMaxLogBytes.
+	MaxLogBytes uint64
+	// MaxProposalBytes bounds the bytes of this member's proposals handed
+	// to raft and not yet applied; past it, new proposals wait in the
+	// pending queue (one may always go when none is in flight). Default
+	// DefaultMaxProposalBytes.
+	MaxProposalBytes int
 }
 
+// Defaults of Config's byte bounds (docs/operations.md, "Limits and
+// throttling").
+const (
+	DefaultMaxLogBytes      = 256 << 20
+	DefaultMaxProposalBytes = 16 << 20
+)
+
 // updateQueue bounds the Readys handed from the raft loop to the apply
-// goroutine.
+// goroutine (and replica.DefaultMaxApplyBytes their bytes).
 const updateQueue = 128
 
 // maxBatch bounds one raft entry made of queued proposals.
@@ -104,6 +128,12 @@ const (
 	maxBatchEntries = 512
 	maxBatchBytes   = 512 << 10
 )
+
+// maxReadyProposals bounds the bytes of proposals handed to raft at once,
+// so one Ready's WAL write (and the fsync every write waits for) stays
+// short: a raft loop blocked in a long fsync sends no heartbeats, and a
+// flood of large writes would otherwise cost the ensemble its leader.
+const maxReadyProposals = 4 << 20
 
 // Node hosts the state machine of one member.
 type Node struct {
@@ -141,13 +171,19 @@ type Node struct {
 	propLast, propMin, propMax int
 
 	waitMu sync.Mutex
-	// waiters maps the ReqID of a proposal of this member to its answer.
-	// Invariant: a waiter is in the map until its Done has been called.
+	// waiters maps the ReqID of every proposal of this member to its
+	// answer. Invariant: a waiter is in the map until it is answered (its
+	// Done, when not nil, called); a pending entry whose waiter is gone is
+	// never handed to raft.
 	waiters map[int64]*waiter
 	// pending holds encoded entries not yet handed to raft, in order.
 	pending [][]byte
 	pendIDs []int64
-	stopped bool
+	// inFlight is the bytes of the entries handed to raft whose waiters
+	// are not answered yet. Invariant: inFlight == Σ size of the waiters
+	// with handed set.
+	inFlight int
+	stopped  bool
 
 	snap snapState
 	// lastSnap is the newest snapshot taken, installed or recovered from
@@ -158,8 +194,13 @@ type Node struct {
 }
 
 type waiter struct {
-	done     Done
+	done Done // nil for proposals nobody waits for
+	// deadline is set when the entry is handed to raft: Config.ProposeTimeout
+	// later it is answered ErrProposalLost. Zero while it waits in the
+	// pending queue, where nothing can lose it.
 	deadline time.Time
+	size     int  // bytes of the encoded entry
+	handed   bool // handed to raft (counted in Node.inFlight)
 }
 
 // Open recovers the member from its directories: the newest valid
@@ -177,6 +218,15 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if cfg.ProposeTimeout <= 0 {
 		cfg.ProposeTimeout = 30 * time.Second
+	}
+	if cfg.MaxLogBytes == 0 {
+		cfg.MaxLogBytes = DefaultMaxLogBytes
+	}
+	if cfg.MaxProposalBytes <= 0 {
+		cfg.MaxProposalBytes = DefaultMaxProposalBytes
+	}
+	if trigger := cfg.MaxLogBytes / 4; cfg.SnapBytes == 0 || trigger < cfg.SnapBytes {
+		cfg.SnapBytes = trigger
 	}
 	if len(cfg.Members) > 0 && cfg.Transport == nil {
 		return nil, errors.New("node: an ensemble member needs a Transport")
@@ -242,8 +292,6 @@ func (n *Node) Run() error {
 			m.LookingCount.Inc()
 		}
 	}
-	n.applyWG.Add(1)
-	go n.applyLoop()
 	n.raft, err = replica.StartNode(replica.Config{
 		ID:             cfg.ID.RaftID(),
 		Storage:        ms,
@@ -256,8 +304,12 @@ func (n *Node) Run() error {
 		ElectionTicks:  cfg.ElectionTicks,
 		HeartbeatTicks: cfg.HeartbeatTicks,
 		Campaign:       len(cfg.Members) == 0,
-		LostEntries:    n.lostEntries,
-		PeerSync:       n.peerSync,
+		MaxLogBytes:    cfg.MaxLogBytes,
+		// Each member keeps its own proposals in flight under
+		// MaxProposalBytes; raft's own limit only catches what escapes.
+		MaxUncommittedBytes: 2 * uint64(max(1, len(cfg.Members))) * uint64(cfg.MaxProposalBytes),
+		LostEntries:         n.lostEntries,
+		PeerSync:            n.peerSync,
 		LeaderUnreachable: func() {
 			n.failAll(fmt.Errorf("%w: this member could not reach its leader", ErrProposalLost), false, time.Time{})
 		},
@@ -268,6 +320,10 @@ func (n *Node) Run() error {
 		n.Stop()
 		return err
 	}
+	// The apply goroutine starts once n.raft is set (it uses it); the raft
+	// loop's first Updates wait in the channel.
+	n.applyWG.Add(1)
+	go n.applyLoop()
 	if n.tr != nil {
 		if err := n.tr.Start(n.raft); err != nil {
 			n.Stop()
@@ -363,6 +419,10 @@ func (n *Node) Commit() uint64 { return n.raft.Commit() }
 // Paused reports whether writes are paused because the disk is full.
 func (n *Node) Paused() bool { return n.raft.Paused() }
 
+// LogBytes returns the bytes of entry data in the in-memory raft log
+// (bounded by Config.MaxLogBytes).
+func (n *Node) LogBytes() uint64 { return n.raft.LogBytes() }
+
 // proposed records the size of an entry this leader replicated.
 func (n *Node) proposed(size int) {
 	n.propMu.Lock()
@@ -424,23 +484,75 @@ func (n *Node) Propose(e *fsm.Entry, now time.Time, done Done) error {
 		n.waitMu.Unlock()
 		return ErrNotServing
 	}
-	if done != nil {
-		n.waiters[e.ReqID] = &waiter{done: done, deadline: time.Now().Add(n.cfg.ProposeTimeout)}
-	}
-	n.pending = append(n.pending, data)
-	n.pendIDs = append(n.pendIDs, e.ReqID)
+	n.enqueueLocked(e.ReqID, data, done)
 	n.waitMu.Unlock()
 	n.raft.Wake()
 	return nil
 }
 
+// enqueueLocked adds an encoded entry and its waiter to the pending
+// queue; the caller holds waitMu.
+func (n *Node) enqueueLocked(id int64, data []byte, done Done) {
+	n.waiters[id] = &waiter{done: done, size: len(data)}
+	n.pending = append(n.pending, data)
+	n.pendIDs = append(n.pendIDs, id)
+}
+
+// takePendingLocked removes from the pending queue what may be handed to
+// raft now: entries in order while this member's proposals in flight stay
+// under MaxProposalBytes (one may always go when none is in flight), none
+// while the in-memory log is over MaxLogBytes. Entries whose waiter was
+// answered meanwhile (deadline, leader change) are dropped: they were
+// never proposed. The caller holds waitMu.
+func (n *Node) takePendingLocked() (data [][]byte, ids []int64, more bool) {
+	logFull := n.raft.LogBytes() > n.cfg.MaxLogBytes
+	deadline := time.Now().Add(n.cfg.ProposeTimeout)
+	k, taken := 0, 0
+	for ; k < len(n.pending); k++ {
+		w := n.waiters[n.pendIDs[k]]
+		if w == nil {
+			continue
+		}
+		if logFull || (n.inFlight > 0 && n.inFlight+w.size > n.cfg.MaxProposalBytes) {
+			break
+		}
+		if taken > 0 && taken+w.size > maxReadyProposals {
+			more = true
+			break
+		}
+		w.handed, w.deadline = true, deadline
+		n.inFlight += w.size
+		taken += w.size
+		data = append(data, n.pending[k])
+		ids = append(ids, n.pendIDs[k])
+	}
+	clear(n.pending[:k])
+	n.pending, n.pendIDs = n.pending[k:], n.pendIDs[k:]
+	if len(n.pending) == 0 {
+		n.pending, n.pendIDs = nil, nil
+	}
+	return data, ids, more
+}
+
+// answeredLocked takes w, just removed from the waiters, out of the
+// proposal bytes in flight; the caller holds waitMu.
+func (n *Node) answeredLocked(w *waiter) {
+	if w.handed {
+		n.inFlight -= w.size
+	}
+}
+
 // proposals is the raft loop's replica.Config.Proposals: the pending
-// entries, batched.
+// entries that may go (takePendingLocked), batched; when more could go
+// at once than maxReadyProposals, the loop is woken again for them after
+// this Ready.
 func (n *Node) proposals() []replica.Proposal {
 	n.waitMu.Lock()
-	pending, ids := n.pending, n.pendIDs
-	n.pending, n.pendIDs = nil, nil
+	pending, ids, more := n.takePendingLocked()
 	n.waitMu.Unlock()
+	if more {
+		n.raft.Wake()
+	}
 	var out []replica.Proposal
 	for len(pending) > 0 {
 		k, size := 0, 0
@@ -465,13 +577,17 @@ func (n *Node) fail(ids []int64, err error) {
 	for _, id := range ids {
 		if w, ok := n.waiters[id]; ok {
 			delete(n.waiters, id)
-			dones = append(dones, w.done)
+			n.answeredLocked(w)
+			if w.done != nil {
+				dones = append(dones, w.done)
+			}
 		}
 	}
 	n.waitMu.Unlock()
 	for _, d := range dones {
 		d(fsm.Output{}, err)
 	}
+	n.wakeIfPending()
 }
 
 // failAll answers every waiter with err (and, when expiredOnly, only those
@@ -480,15 +596,30 @@ func (n *Node) failAll(err error, expiredOnly bool, now time.Time) {
 	var dones []Done
 	n.waitMu.Lock()
 	for id, w := range n.waiters {
-		if expiredOnly && now.Before(w.deadline) {
+		if expiredOnly && (w.deadline.IsZero() || now.Before(w.deadline)) {
 			continue
 		}
 		delete(n.waiters, id)
-		dones = append(dones, w.done)
+		n.answeredLocked(w)
+		if w.done != nil {
+			dones = append(dones, w.done)
+		}
 	}
 	n.waitMu.Unlock()
 	for _, d := range dones {
 		d(fsm.Output{}, err)
+	}
+	n.wakeIfPending()
+}
+
+// wakeIfPending wakes the raft loop when entries wait in the pending
+// queue: room may have been made for them.
+func (n *Node) wakeIfPending() {
+	n.waitMu.Lock()
+	waiting := len(n.pending) > 0
+	n.waitMu.Unlock()
+	if waiting && n.raft != nil {
+		n.raft.Wake()
 	}
 }
 
@@ -568,6 +699,8 @@ func (n *Node) applyUpdate(u replica.Update) bool {
 	if u.Status != nil {
 		n.roleChanged(u.Status)
 	}
+	n.raft.Consumed(u.Bytes)
+	n.wakeIfPending()
 	select {
 	case n.appliedCh <- struct{}{}:
 	default:
@@ -604,9 +737,12 @@ func (n *Node) applyEntry(re *raftpb.Entry) bool {
 		}
 		n.waitMu.Lock()
 		w := n.waiters[e.ReqID]
-		delete(n.waiters, e.ReqID)
-		n.waitMu.Unlock()
 		if w != nil {
+			delete(n.waiters, e.ReqID)
+			n.answeredLocked(w)
+		}
+		n.waitMu.Unlock()
+		if w != nil && w.done != nil {
 			w.done(out, nil)
 		}
 	}
@@ -653,8 +789,7 @@ func (n *Node) roleChanged(st *replica.Status) {
 func (n *Node) lostEntries() {
 	e := &fsm.Entry{Op: fsm.OpRejoin, Origin: int64(n.cfg.ID), ReqID: n.reqID.Add(1)}
 	n.waitMu.Lock()
-	n.pending = append(n.pending, wire.Marshal(e))
-	n.pendIDs = append(n.pendIDs, e.ReqID)
+	n.enqueueLocked(e.ReqID, wire.Marshal(e), nil)
 	n.waitMu.Unlock()
 	n.raft.Wake()
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,6 +69,9 @@ type Update struct {
 	Entries []*raftpb.Entry
 	// Status is set when the leader or this member's role changed.
 	Status *Status
+	// Bytes is the data size of Entries. The host calls Consumed(Bytes)
+	// once it has applied them (see Config.MaxApplyBytes).
+	Bytes int64
 }
 
 // Config configures the loop of one member.
@@ -122,7 +126,31 @@ type Config struct {
 	Fatal func(error)
 	// Logger receives the loop's logs.
 	Logger *slog.Logger
+
+	// MaxApplyBytes bounds the entry bytes handed over in Updates and not
+	// yet reported Consumed: past it, the loop waits for the host
+	// (backpressure, as a full Updates channel). An Update alone may
+	// exceed it. Default DefaultMaxApplyBytes.
+	MaxApplyBytes int64
+	// MaxUncommittedBytes bounds, on the leader, the entry bytes proposed
+	// and not yet committed (raft's MaxUncommittedEntriesSize): raft drops
+	// proposals past it, and their Dropped is called. 0 = no limit.
+	MaxUncommittedBytes uint64
+	// MaxLogBytes is the size the host keeps the in-memory log under (see
+	// LogBytes). When a snapshot is saved, the log is compacted behind the
+	// previous snapshot, as usual, unless more than MaxLogBytes/2 would
+	// remain: then behind the new one. 0 = always behind the previous.
+	MaxLogBytes uint64
 }
+
+// DefaultMaxApplyBytes is Config.MaxApplyBytes's default.
+const DefaultMaxApplyBytes = 64 << 20
+
+// maxInflightBytes bounds the bytes of log entries the leader has sent a
+// follower and not yet had acknowledged (raft's MaxInflightBytes): the
+// per-peer transport queues and a follower's receive queue hold at most
+// that much of entries from one leader.
+const maxInflightBytes = 16 << 20
 
 // diskFullRetry is how long the loop waits before retrying a write that
 // failed because the disk is full.
@@ -156,6 +184,13 @@ type Node struct {
 	// progress mirrors the leader's view of its followers (nil elsewhere),
 	// refreshed every tick.
 	progress atomic.Pointer[[]PeerProgress]
+	// logBytes mirrors logSize.total: the data bytes of the entries in
+	// the in-memory log.
+	logBytes atomic.Uint64
+	// queued is the entry bytes of the Updates handed over and not yet
+	// Consumed; consumedc is signalled by Consumed.
+	queued    atomic.Int64
+	consumedc chan struct{}
 
 	mu sync.Mutex
 	// confState is the membership as of the last applied conf change (or
@@ -170,6 +205,8 @@ type Node struct {
 	fastUntil time.Time
 	// syncs follows the members' Progress states on the leader.
 	syncs syncTracker
+	// logSize follows the bytes of the in-memory log.
+	logSize logSize
 }
 
 // BootstrapSnapshot is the initial state of a fresh log: an empty state
@@ -200,6 +237,9 @@ func StartNode(cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.MaxApplyBytes <= 0 {
+		cfg.MaxApplyBytes = DefaultMaxApplyBytes
+	}
 	if cfg.Fatal == nil {
 		log := cfg.Logger
 		cfg.Fatal = func(err error) {
@@ -208,16 +248,18 @@ func StartNode(cfg Config) (*Node, error) {
 		}
 	}
 	rn, err := raft.NewRawNode(&raft.Config{
-		ID:              cfg.ID,
-		ElectionTick:    cfg.ElectionTicks,
-		HeartbeatTick:   cfg.HeartbeatTicks,
-		Storage:         cfg.Storage,
-		Applied:         cfg.Applied,
-		MaxSizePerMsg:   1 << 20,
-		MaxInflightMsgs: 256,
-		CheckQuorum:     true,
-		PreVote:         true,
-		Logger:          raftLogger{cfg.Logger},
+		ID:                        cfg.ID,
+		ElectionTick:              cfg.ElectionTicks,
+		HeartbeatTick:             cfg.HeartbeatTicks,
+		Storage:                   cfg.Storage,
+		Applied:                   cfg.Applied,
+		MaxSizePerMsg:             1 << 20,
+		MaxInflightMsgs:           256,
+		MaxInflightBytes:          maxInflightBytes,
+		MaxUncommittedEntriesSize: cfg.MaxUncommittedBytes,
+		CheckQuorum:               true,
+		PreVote:                   true,
+		Logger:                    raftLogger{cfg.Logger},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replica: start raft: %w", err)
@@ -236,9 +278,20 @@ func StartNode(cfg Config) (*Node, error) {
 		wake:      make(chan struct{}, 1),
 		stopc:     make(chan struct{}),
 		done:      make(chan struct{}),
+		consumedc: make(chan struct{}, 1),
 		confState: snap.GetMetadata().GetConfState(),
 		lastSnap:  snap.GetMetadata().GetIndex(),
 	}
+	n.logSize.reset(snap.GetMetadata().GetIndex())
+	if first, last := n.firstLast(); last >= first {
+		ents, err := cfg.Storage.Entries(first, last+1, math.MaxUint64)
+		if err != nil {
+			return nil, fmt.Errorf("replica: read recovered log: %w", err)
+		}
+		n.logSize.reset(first - 1)
+		n.logSize.append(ents)
+	}
+	n.logBytes.Store(n.logSize.total)
 	n.status.Store(&Status{})
 	if hs, _, err := cfg.Storage.InitialState(); err == nil {
 		n.commit.Store(hs.GetCommit())
@@ -542,6 +595,11 @@ func (n *Node) handleReady() bool {
 		n.cfg.Fatal(fmt.Errorf("replica: in-memory log: %w", err))
 		return false
 	}
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		n.logSize.reset(rd.Snapshot.GetMetadata().GetIndex())
+	}
+	n.logSize.append(rd.Entries)
+	n.logBytes.Store(n.logSize.total)
 	if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
 		n.cfg.Storage.SetHardState(rd.HardState)
 		n.commit.Store(rd.HardState.GetCommit())
@@ -568,6 +626,13 @@ func (n *Node) handleReady() bool {
 		}
 	}
 	if u.Snapshot != nil || len(u.Entries) > 0 || u.Status != nil {
+		for _, e := range u.Entries {
+			u.Bytes += int64(len(e.GetData()))
+		}
+		if !n.awaitApplyRoom(u.Bytes) {
+			return false
+		}
+		n.queued.Add(u.Bytes)
 		select {
 		case n.cfg.Updates <- u:
 		case <-n.stopc:
@@ -655,16 +720,67 @@ func (n *Node) snapshotSaved(meta *raftpb.SnapshotMetadata) bool {
 		!errors.Is(err, raft.ErrSnapOutOfDate) {
 		n.log.Error("in-memory snapshot", "err", err)
 	}
-	if keep > 1 {
-		if err := n.cfg.Storage.Compact(keep); err != nil && !errors.Is(err, raft.ErrCompacted) {
+	// The in-memory log keeps the entries after the previous snapshot for
+	// slow followers, unless that is more than half of MaxLogBytes; the
+	// WAL always keeps them, so recovery can fall back one snapshot.
+	memKeep := keep
+	if limit := n.cfg.MaxLogBytes; limit > 0 && n.logSize.after(keep) > limit/2 {
+		memKeep = meta.GetIndex()
+	}
+	if memKeep > 1 {
+		if err := n.cfg.Storage.Compact(memKeep); err != nil && !errors.Is(err, raft.ErrCompacted) {
 			n.log.Error("compact in-memory log", "err", err)
 		}
+		n.logSize.compact(memKeep)
+		n.logBytes.Store(n.logSize.total)
+		// Proposals the host held back for a full log may go now.
+		n.propose()
+	}
+	if keep > 1 {
 		if err := n.cfg.WAL.ReleaseTo(keep); err != nil {
 			n.log.Error("release WAL segments", "err", err)
 		}
 	}
 	return true
 }
+
+// firstLast returns the bounds of the in-memory log (last < first when it
+// is empty).
+func (n *Node) firstLast() (first, last uint64) {
+	first, _ = n.cfg.Storage.FirstIndex()
+	last, _ = n.cfg.Storage.LastIndex()
+	return first, last
+}
+
+// awaitApplyRoom waits until an Update of size bytes fits under
+// MaxApplyBytes (or nothing is queued). It reports false on Stop.
+func (n *Node) awaitApplyRoom(size int64) bool {
+	for q := n.queued.Load(); q > 0 && q+size > n.cfg.MaxApplyBytes; q = n.queued.Load() {
+		select {
+		case <-n.consumedc:
+		case <-n.stopc:
+			return false
+		}
+	}
+	return true
+}
+
+// Consumed reports that the host applied an Update's entries (its Bytes):
+// they no longer count against MaxApplyBytes. Any goroutine may call it.
+func (n *Node) Consumed(bytes int64) {
+	if bytes == 0 {
+		return
+	}
+	n.queued.Add(-bytes)
+	select {
+	case n.consumedc <- struct{}{}:
+	default:
+	}
+}
+
+// LogBytes returns the data bytes of the entries in the in-memory log
+// (raft.MemoryStorage), as of the last Ready or compaction.
+func (n *Node) LogBytes() uint64 { return n.logBytes.Load() }
 
 // PeerProgress is a member's replication state as the leader sees it.
 type PeerProgress struct {

@@ -1,0 +1,141 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/wire"
+)
+
+func createWith(path string, data []byte) *fsm.Entry {
+	return &fsm.Entry{Op: wire.OpCreate, Session: 1,
+		Body: wire.Marshal(&wire.CreateRequest{Path: path, Data: data, ACL: wire.OpenACLUnsafe})}
+}
+
+// TestTheInMemoryLogStaysUnderMaxLogBytes floods a member with large
+// proposals all at once: snapshots by bytes compact the log, and while it
+// is over MaxLogBytes no proposal is handed to raft, so the log never
+// holds more than MaxLogBytes plus what was in flight when it filled.
+func TestTheInMemoryLogStaysUnderMaxLogBytes(t *testing.T) {
+	const (
+		entry       = 16 << 10
+		maxLog      = 256 << 10
+		maxProposal = 2 * entry
+	)
+	var mu sync.Mutex
+	var c *cluster
+	peak := uint64(0)
+	c = startCluster(t, 1, func(cfg *Config) {
+		cfg.MaxLogBytes, cfg.MaxProposalBytes = maxLog, maxProposal
+		cfg.Hooks.Applied = func(*fsm.Entry, fsm.Output) {
+			// The apply goroutine runs while the raft loop appends: each
+			// apply samples the log as it stands.
+			if nd := c.nodes[0]; nd != nil {
+				mu.Lock()
+				peak = max(peak, nd.raft.LogBytes())
+				mu.Unlock()
+			}
+		}
+	})
+	c.leader()
+	c.session(0)
+	data := make([]byte, entry)
+	const n = 200
+	errs := make(chan error, n)
+	for k := range n {
+		e := createWith(fmt.Sprintf("/big%03d", k), data)
+		if err := c.nodes[0].Propose(e, time.Now(), func(out fsm.Output, err error) {
+			if err == nil && out.Err != wire.CodeOK {
+				err = fmt.Errorf("create: %v", out.Err)
+			}
+			errs <- err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range n {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("proposals not answered within 20s")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Entries carry their encoding's few bytes of framing.
+	if bound := uint64(maxLog + maxProposal + 2*entry); peak > bound {
+		t.Fatalf("in-memory log reached %d bytes, bound %d", peak, bound)
+	}
+	if peak == 0 {
+		t.Fatal("the log was never sampled")
+	}
+	t.Logf("peak in-memory log %d bytes (bound %d)", peak, maxLog)
+	if c.nodes[0].lastSnap.Load() == nil {
+		t.Fatal("no snapshot was taken although 3 MiB were written under a 256 KiB log bound")
+	}
+}
+
+// TestAHeldBackProposalAnsweredMeanwhileIsNeverProposed: a proposal
+// waiting in the pending queue (this member's proposals in flight are at
+// MaxProposalBytes) that is answered meanwhile — here the leader steps
+// down — is dropped unproposed: it is not applied when the ensemble can
+// commit again. While it waits, its deadline does not run.
+func TestAHeldBackProposalAnsweredMeanwhileIsNeverProposed(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *Config) {
+		cfg.ProposeTimeout = time.Minute
+		cfg.MaxProposalBytes = 1 // one proposal in flight at a time
+	})
+	l := c.leader()
+	c.session(l)
+	c.stopAllBut(l)
+	answers := make(chan error, 2)
+	for _, p := range []string{"/first", "/held"} {
+		if err := c.nodes[l].Propose(create(p), time.Now(), func(_ fsm.Output, err error) { answers <- err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Alone, the leader steps down after an election timeout (check
+	// quorum): both proposals are answered.
+	for range 2 {
+		select {
+		case err := <-answers:
+			if !errors.Is(err, ErrProposalLost) {
+				t.Fatalf("a proposal that cannot commit was answered %v, want ErrProposalLost", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("proposals not answered within 10s of the leader losing its quorum")
+		}
+	}
+	c.nodes[l].waitMu.Lock()
+	inFlight := c.nodes[l].inFlight
+	c.nodes[l].waitMu.Unlock()
+	if inFlight != 0 {
+		t.Fatalf("%d bytes still counted in flight after both proposals were answered", inFlight)
+	}
+	for i := range c.nodes {
+		if i != l {
+			c.start(i)
+		}
+	}
+	nl := c.leader()
+	c.waitFor("members serving", func() bool { return c.nodes[nl].Role().Serving() })
+	if out, err := c.propose(nl, create("/after")); err != nil || out.Err != wire.CodeOK {
+		t.Fatalf("create after the members came back: %v %v", out.Err, err)
+	}
+	for i, nd := range c.nodes {
+		c.waitFor("member caught up", func() bool { return nd.Applied() >= c.nodes[nl].Applied() })
+		nd.RLock()
+		_, _, held := nd.FSM().Tree().Lookup("/held")
+		nd.RUnlock()
+		if held {
+			t.Fatalf("member %d applied the held-back proposal its client was told was lost", i+1)
+		}
+	}
+}
