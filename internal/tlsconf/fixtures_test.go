@@ -53,7 +53,12 @@ func pemTrust(cas ...*testCert) []byte {
 func writeFile(t testing.TB, dir, name string, data []byte) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, data, 0o600); err != nil {
+	// Write and rename, so that a Watch polling meanwhile never reads half
+	// a file (which it would rightly report as not loading).
+	if err := os.WriteFile(p+".tmp", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".tmp", p); err != nil {
 		t.Fatal(err)
 	}
 	return p
