@@ -25,7 +25,6 @@ type tlsSetup struct {
 	dir       string
 	keyStore  string
 	trust     string
-	serverDN  string
 	clientFor func(cn string) tls.Certificate
 }
 
