@@ -27,6 +27,7 @@ import (
 type Server struct {
 	Kind       string // "zookeeper" or "warden"
 	Addr       string // 127.0.0.1:port, the client port
+	SecureAddr string // 127.0.0.1:port, the secureClientPort; "" unless extra asked for one
 	Dir        string // the server's own directory: zoo.cfg, data/, server.log
 	ConfigPath string // Dir/zoo.cfg
 	LogPath    string // the server's stdout and stderr
@@ -110,6 +111,15 @@ func writeConfig(t *testing.T, kind string, extra map[string]string) *Server {
 	cfg["dataDir"] = data
 	cfg["clientPort"] = fmt.Sprint(port)
 	cfg["clientPortAddress"] = "127.0.0.1"
+	// A secureClientPort key (any value) asks for a TLS port too, on a free port of its
+	// own; the plaintext clientPort stays for the readiness check.
+	secureAddr := ""
+	if _, ok := cfg["secureClientPort"]; ok {
+		sp := freePort(t)
+		cfg["secureClientPort"] = fmt.Sprint(sp)
+		cfg["secureClientPortAddress"] = "127.0.0.1"
+		secureAddr = fmt.Sprintf("127.0.0.1:%d", sp)
+	}
 	keys := make([]string, 0, len(cfg))
 	for k := range cfg {
 		keys = append(keys, k)
@@ -122,6 +132,7 @@ func writeConfig(t *testing.T, kind string, extra map[string]string) *Server {
 	s := &Server{
 		Kind:       kind,
 		Addr:       fmt.Sprintf("127.0.0.1:%d", port),
+		SecureAddr: secureAddr,
 		Dir:        dir,
 		ConfigPath: filepath.Join(dir, "zoo.cfg"),
 		LogPath:    filepath.Join(dir, "server.log"),
