@@ -125,11 +125,14 @@ func (p *compatPKI) serverConfig() map[string]string {
 }
 
 // clientTLS returns a Go TLS configuration presenting the named certificate ("" = none)
-// and trusting the PKI's CA.
+// and trusting the PKI's CA. The certificate is presented whatever CAs the server's
+// CertificateRequest lists, as Java and OpenSSL clients do (Go's default would send none
+// for a certificate from another CA, such as mallory's).
 func (p *compatPKI) clientTLS(name string) *tls.Config {
 	cfg := &tls.Config{RootCAs: p.Roots, ServerName: "127.0.0.1"}
 	if name != "" {
-		cfg.Certificates = []tls.Certificate{p.Certs[name].TLS}
+		cert := p.Certs[name].TLS
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
 	}
 	return cfg
 }

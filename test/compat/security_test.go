@@ -292,11 +292,16 @@ func TestTLSRefusals(t *testing.T) {
 			{"srvr plaintext to secure port", false, "", []byte("srvr\n")},
 			{"connect tls cert=bob (after the refusals)", true, "bob", connect},
 		} {
-			var cfg *tls.Config
-			if pr.tls {
-				cfg = p.clientTLS(pr.cert)
+			if !pr.tls {
+				tr.printf("%s: %s", pr.name, probe(t, s.SecureAddr, nil, pr.payload))
+				continue
 			}
-			tr.printf("%s: %s", pr.name, probe(t, s.SecureAddr, cfg, pr.payload))
+			// Once with the client's default versions (TLS 1.3 and 1.2), once offering
+			// TLS 1.2 alone, as ZooKeeper 3.8's Java client does.
+			tr.printf("%s: %s", pr.name, probe(t, s.SecureAddr, p.clientTLS(pr.cert), pr.payload))
+			cfg := p.clientTLS(pr.cert)
+			cfg.MaxVersion = tls.VersionTLS12
+			tr.printf("%s, client TLS 1.2: %s", pr.name, probe(t, s.SecureAddr, cfg, pr.payload))
 		}
 		return tr.String()
 	})
