@@ -418,7 +418,7 @@ var knownDifferences = []knownDifference{
 	},
 	{
 		// Before the version entry below, which would rewrite "handshake TLS 1.3".
-		test: regexp.MustCompile(`^TestTLSRefusals$`),
+		test: regexp.MustCompile(`^TestTLS(Refusals|ClientAuth/.*)$`),
 		re: regexp.MustCompile(`(?m)(: )(handshake failed: alert [a-z ]+|` +
 			`handshake TLS 1\.3; no reply, then alert (certificate required|unknown certificate authority))$`),
 		replace: `${1}<refused in the handshake>`,

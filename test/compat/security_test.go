@@ -597,3 +597,71 @@ func TestSecureDigestSHA256(t *testing.T) {
 		return tr.String() + cli.String()
 	})
 }
+
+// TestTLSClientAuth sets ssl.clientAuth to want and to none and connects with each
+// certificate and without one: whether a session comes up, and the identities whoAmI
+// then reports (an x509 identity only for a certificate the server asked for).
+func TestTLSClientAuth(t *testing.T) {
+	t.Parallel()
+	p := newCompatPKI(t)
+	for _, mode := range []string{"want", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			extra := p.serverConfig()
+			extra["ssl.clientAuth"] = mode
+			differential(t, extra, func(t *testing.T, s *Server) string {
+				tr := &transcript{}
+				for _, cert := range []string{"", "bob", "mallory"} {
+					cfg := p.clientTLS(cert)
+					cfg.MaxVersion = tls.VersionTLS12 // see TestTLSRefusals: the versions' defaults differ
+					tr.printf("cert=%q: %s", cert, tlsWhoAmI(t, s.SecureAddr, cfg))
+				}
+				return tr.String()
+			})
+		})
+	}
+}
+
+// tlsWhoAmI opens a session over TLS by hand and asks whoAmI; it describes the refusal
+// (as probe does) when there is no session.
+func tlsWhoAmI(t *testing.T, addr string, cfg *tls.Config) string {
+	t.Helper()
+	raw, err := net.DialTimeout("tcp", addr, rawDeadline)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	defer raw.Close()
+	_ = raw.SetDeadline(time.Now().Add(rawDeadline))
+	tc := tls.Client(raw, cfg)
+	if err := tc.Handshake(); err != nil {
+		return "handshake failed: " + endOf(err)
+	}
+	if _, err := tc.Write(frameBytes(connectRequest(0, 10000, 0, make([]byte, 16)))); err != nil {
+		return "write failed: " + endOf(err)
+	}
+	got, end := readReply(tc, true)
+	if end != nil {
+		return fmt.Sprintf("no session: %d bytes then %s", len(got), endOf(end))
+	}
+	if _, err := tc.Write(frameBytes(request(1, 107, nil))); err != nil {
+		return "session; whoAmI write failed: " + endOf(err)
+	}
+	got, end = readReply(tc, true)
+	if end != nil {
+		return fmt.Sprintf("session; whoAmI: %d bytes then %s", len(got), endOf(end))
+	}
+	body := got[4 : 4+frameLen(got)]
+	xid, _, errCode := replyHeader(t, body)
+	if errCode != 0 {
+		return fmt.Sprintf("session; whoAmI xid=%d err=%d", xid, errCode)
+	}
+	var infos []wire.ClientInfo
+	d := wire.NewDecoder(body[16:], len(body))
+	n := d.Int32()
+	for i := int32(0); i < n && d.Err() == nil; i++ {
+		infos = append(infos, wire.ClientInfo{AuthScheme: d.String(), User: d.String()})
+	}
+	if d.Err() != nil {
+		t.Fatalf("whoAmI reply: %v", d.Err())
+	}
+	return "session; whoAmI " + clientInfos(infos)
+}
