@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -414,7 +415,8 @@ func TestEnforceAuthDigest(t *testing.T) {
 			{plain: true, args: []string{"create", "/no-auth", "x"}},
 			{plain: true, stdin: "ls /\n"},
 			{plain: true, stdin: "addauth digest u:p\nwhoami\ncreate /enforced e\nget /enforced\nls /\n"},
-			{plain: true, stdin: "addauth foo bar\nls /\n"},
+			// An unknown scheme (AUTHFAILED and a close) is checked by enforceRaw, with no
+			// request behind the auth packet: see enforceRaw.
 		} {
 			st.run(t, &tr, s, nil)
 		}
@@ -454,18 +456,42 @@ func enforceGoClients(t *testing.T, addr string, tlsCfg *tls.Config, auth client
 	return tr.String()
 }
 
-// enforceRaw opens a raw session without authentication and sends a ping: enforcement
-// answers even a ping with -124 and closes the connection.
+// enforceRaw opens raw sessions without authentication: one sends a ping, which
+// enforcement answers with -124 and a close; one sends an auth packet of an unknown
+// scheme, answered AUTHFAILED (-115) and a close.
+//
+// zkCli.sh is not used for the unknown scheme: it sends its next request right behind
+// the auth packet, and whether that request is still unread when the server closes (a
+// reset instead of a FIN, which can make the Java client report ConnectionLoss instead
+// of AuthFailed) is a race, narrower in ZooKeeper than in Warden.
 func enforceRaw(t *testing.T, s *Server) string {
 	t.Helper()
+	var tr strings.Builder
 	c, r := rawSession(t, s)
 	c.frame(request(-2, 11, nil))
 	b, closed := c.readFrame()
 	if closed {
-		return fmt.Sprintf("raw session timeout=%d; ping -> closed without reply\n", r.timeout)
+		fmt.Fprintf(&tr, "raw session timeout=%d; ping -> closed without reply\n", r.timeout)
+	} else {
+		xid, _, errCode := replyHeader(t, b)
+		fmt.Fprintf(&tr, "raw session timeout=%d; ping -> xid=%d err=%d; %s\n", r.timeout, xid, errCode, c.closedAfter())
 	}
-	xid, _, errCode := replyHeader(t, b)
-	return fmt.Sprintf("raw session timeout=%d; ping -> xid=%d err=%d; %s\n", r.timeout, xid, errCode, c.closedAfter())
+	c, _ = rawSession(t, s)
+	var auth []byte
+	auth = binary.BigEndian.AppendUint32(auth, 0) // type
+	auth = binary.BigEndian.AppendUint32(auth, 3)
+	auth = append(auth, "foo"...)
+	auth = binary.BigEndian.AppendUint32(auth, 3)
+	auth = append(auth, "bar"...)
+	c.frame(request(-4, 100, auth))
+	b, closed = c.readFrame()
+	if closed {
+		tr.WriteString("raw auth foo:bar -> closed without reply\n")
+	} else {
+		xid, _, errCode := replyHeader(t, b)
+		fmt.Fprintf(&tr, "raw auth foo:bar -> xid=%d err=%d; %s\n", xid, errCode, c.closedAfter())
+	}
+	return tr.String()
 }
 
 // TestEnforceAuthSASL requires SASL (sessionRequireClientSASLAuth=true, DIGEST-MD5 users
