@@ -266,7 +266,8 @@ func startProcess(t *testing.T, s *Server, name string, args ...string) {
 			t.Fatalf("%s exited before it was ready: %v", s.Kind, waitErr)
 		default:
 		}
-		if out, err := fourLetterWord(s.Addr, "srvr", time.Second); err == nil && strings.Contains(out, "Mode:") {
+		if out, err := fourLetterWord(s.Addr, "srvr", time.Second); err == nil && strings.Contains(out, "Mode:") &&
+			secureListening(s) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -277,6 +278,20 @@ func startProcess(t *testing.T, s *Server, name string, args ...string) {
 		case <-time.After(pollInterval):
 		}
 	}
+}
+
+// secureListening reports whether s's secureClientPort (if it has one) accepts
+// connections. ZooKeeper binds it after the plaintext port already answers srvr.
+func secureListening(s *Server) bool {
+	if s.SecureAddr == "" {
+		return true
+	}
+	c, err := net.DialTimeout("tcp", s.SecureAddr, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // stopProcess sends SIGTERM to the process group, and SIGKILL if it is still running
