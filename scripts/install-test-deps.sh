@@ -5,7 +5,7 @@
 # Quiet on success; on failure prints apt-get's output and exits non-zero.
 set -eu
 
-PACKAGES="zookeeper zookeeper-bin python3-kazoo libcurator-client-java libcurator-framework-java libcurator-recipes-java libcurator-discovery-java"
+PACKAGES="zookeeper zookeeper-bin python3-kazoo openssl libcurator-client-java libcurator-framework-java libcurator-recipes-java libcurator-discovery-java"
 
 missing=""
 for p in $PACKAGES; do

@@ -23,6 +23,13 @@
 // children lists: ZooKeeper returns them in hash-set order. Intended differences go in
 // knownDifferences, with the reason. The package's TestMain lives in harness_test.go.
 //
+// TLS and authentication: a secureClientPort key in extra (any value) gives each server a
+// TLS port on a free port of its own, Server.SecureAddr, next to the plaintext one.
+// newCompatPKI (pki_test.go) makes a test's CA and stores the way operators do (openssl,
+// keytool) so that ZooKeeper and Warden read the same JKS and PKCS12 files, and its
+// serverConfig the zoo.cfg keys; security_test.go drives zkCli.sh, kazoo
+// (security/*.py), go-zookeeper and Warden's client through them.
+//
 // Ensembles: startEnsemble(t, kind) (ensemble_harness_test.go) runs three members of one
 // kind with Kill/Start/WaitRoles; differentialEnsemble(t, scenarios) runs scenarios against
 // a ZooKeeper and a Warden ensemble and compares them after Ensemble.Normalize. Client
