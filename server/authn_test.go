@@ -293,3 +293,23 @@ func startRefused(t *testing.T, cfg Config, want string) error {
 	}
 	return err
 }
+
+// TestCloseAfterFinalReplyIsNotAReset: a connection closed after its
+// final reply reads what the client still sends, so the client sees the
+// reply and an orderly end (FIN), not a reset that can destroy the reply.
+func TestCloseAfterFinalReplyIsNotAReset(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	for range 20 {
+		c := newRawClient(t, srv)
+		if code := c.rawAuth("foo", "bar"); code != wire.ErrAuthFailed {
+			t.Fatalf("addauth foo = %v", code)
+		}
+		// A request sent after the server decided to close: it must be
+		// read and dropped, not left to reset the connection.
+		c.nc.Write(wire.AppendRecords(nil, &wire.RequestHeader{Xid: 2, Type: wire.OpGetData}, &wire.GetDataRequest{Path: "/"}))
+		rest, err := io.ReadAll(c.nc)
+		if err != nil || len(rest) != 0 {
+			t.Fatalf("after the final reply: %d more bytes, %v; want an orderly close", len(rest), err)
+		}
+	}
+}

@@ -182,6 +182,28 @@ func (c *conn) close(reason string) {
 	})
 }
 
+// lingerTimeout bounds how long a connection closed after its final reply
+// waits for the client to close its side.
+const lingerTimeout = 2 * time.Second
+
+// lingerClose closes the connection after its final reply was written
+// (an auth failure, -124, closeSession): it sends FIN (and a TLS
+// close_notify) first, then reads and discards what the client still
+// sends until the client closes too, at most lingerTimeout. Closing at
+// once with requests unread in the socket would send a reset instead,
+// and a reset can destroy the reply before the client reads it.
+func (c *conn) lingerClose(reason string) {
+	if cw, ok := c.w.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite() // the TLS connection: close_notify
+	}
+	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok && c.w != c.nc {
+		cw.CloseWrite()
+	}
+	c.nc.SetReadDeadline(time.Now().Add(lingerTimeout))
+	io.Copy(io.Discard, c.nc)
+	c.close(reason)
+}
+
 // send queues a frame for the client. It never blocks; a client that lets
 // too much pile up is disconnected.
 func (c *conn) send(frame []byte) {
@@ -250,7 +272,7 @@ func (c *conn) flushLoop() {
 			empty := len(c.out) == 0
 			c.outMu.Unlock()
 			if empty {
-				c.close("closed after final reply")
+				c.lingerClose("closed after final reply")
 				return
 			}
 		}
