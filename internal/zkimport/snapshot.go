@@ -257,11 +257,14 @@ func (sr *snappyReader) Read(p []byte) (int, error) {
 		if n > 1<<28 {
 			return 0, fmt.Errorf("snappy block length %d", n)
 		}
-		if cap(sr.blk) < int(n) {
-			sr.blk = make([]byte, n)
+		var err error
+		if cap(sr.blk) >= int(n) {
+			sr.blk = sr.blk[:n]
+			_, err = io.ReadFull(sr.r, sr.blk)
+		} else {
+			sr.blk, err = readN(sr.r, int(n)) // not n bytes before they arrive
 		}
-		sr.blk = sr.blk[:n]
-		if _, err := io.ReadFull(sr.r, sr.blk); err != nil {
+		if err != nil {
 			return 0, fmt.Errorf("snappy block: %w", io.ErrUnexpectedEOF)
 		}
 		out, err := snappy.Decode(nil, sr.blk)
