@@ -143,7 +143,7 @@ func (s *streamReader) acls() []wire.ACL {
 		s.fail(fmt.Errorf("%w: ACL count %d at offset %d", ErrCorrupt, n, s.off-4))
 		return nil
 	}
-	out := make([]wire.ACL, 0, n)
+	out := make([]wire.ACL, 0, min(n, 16)) // n is not yet known to be there
 	for i := int32(0); i < n && s.err == nil; i++ {
 		perms := wire.Perm(s.int32())
 		scheme := s.string()
