@@ -14,6 +14,7 @@ import (
 
 	"github.com/klauspost/compress/snappy"
 
+	"github.com/wardenzk/warden/internal/tree"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -152,7 +153,7 @@ func parseSnapshot(s *streamReader, db *DB) error {
 			db.Nodes["/"] = node
 			continue
 		}
-		if !strings.HasPrefix(path, "/") {
+		if tree.ValidatePath(path) != nil { // ZooKeeper never stores one ("//" would make the root its own child)
 			return fmt.Errorf("%w: bad node path %q", ErrCorrupt, path)
 		}
 		parent, name := split(path)
