@@ -178,11 +178,17 @@ func (e Env) Validate() error {
 			return bad("ZOO_CFG_EXTRA", strings.Join(e.Extra, " "), err.Error())
 		}
 	}
+	// Lines that parse alone may still contradict each other (an extra
+	// dynamicConfigFile with the server lines).
+	if err := parseLine(e.ZooCfg()); err != nil {
+		return bad("ZOO_CFG_EXTRA", strings.Join(e.Extra, " "), fmt.Sprintf("the zoo.cfg written with it is refused: %v", err))
+	}
 	return nil
 }
 
-// parseLine reads one zoo.cfg line as the server will, so that a bad
-// server line or extra entry is reported against its variable.
+// parseLine reads zoo.cfg text (one line, or the whole file) as the
+// server will, so that a bad server line or extra entry is reported
+// against its variable.
 func parseLine(line string) error {
 	_, err := config.Parse(strings.NewReader(line), "")
 	return err
