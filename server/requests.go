@@ -428,8 +428,10 @@ func (c *conn) authPacket(r *reply, body []byte) bool {
 		return false
 	}
 	if err := wire.Unmarshal(body, &p, c.srv.maxBuffer); err != nil {
-		// ZooKeeper closes the connection without a reply.
+		// ZooKeeper closes the connection without a reply. Close it here:
+		// no final reply is queued to close it after.
 		c.log.Info("undecodable auth packet; closing the connection", "err", err)
+		c.close("undecodable auth packet")
 		return false
 	}
 	switch p.Scheme {
