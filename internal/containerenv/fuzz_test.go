@@ -47,10 +47,14 @@ func FuzzEnv(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Validate accepted an environment whose zoo.cfg does not parse: %v\n%s", err, text)
 		}
+		// The keys ZOO_CFG_EXTRA sets, as the server reads them (trimmed,
+		// unescaped, with or without the zookeeper. prefix).
 		extra := map[string]bool{}
 		for _, kv := range e.Extra {
-			k, _, _ := strings.Cut(kv, "=")
-			extra[strings.TrimSpace(k)] = true
+			one, _ := config.Parse(strings.NewReader(kv), "")
+			for k := range one.Raw {
+				extra[k], extra[strings.TrimPrefix(k, "zookeeper.")] = true, true
+			}
 		}
 		for _, v := range variables {
 			if v.key == "" || extra[v.key] {
