@@ -367,6 +367,9 @@ func importTree(ctx context.Context, c *client.Conn, p string, n *treeNode) (int
 		count++
 	}
 	for _, k := range n.Children {
+		if k == nil {
+			return count, fmt.Errorf("%s: a child is null, not a node", p)
+		}
 		m, err := importTree(ctx, c, join(p, k.Name), k)
 		count += m
 		if err != nil {

@@ -38,7 +38,12 @@ func viewData(data []byte) dataView {
 		shown, v.Truncated = shown[:maxShown], true
 	}
 	v.Hex = hexDump(shown)
-	if utf8.Valid(shown) || (v.Truncated && utf8.Valid(trimPartialRune(shown))) {
+	if v.Truncated {
+		if text := trimPartialRune(shown); utf8.Valid(text) {
+			shown = text // the text ends before a rune cut at maxShown
+		}
+	}
+	if utf8.Valid(shown) {
 		s := string(shown)
 		v.Text, v.Format = &s, "text"
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/wardenzk/warden/internal/config"
 )
@@ -110,8 +111,25 @@ func (e Env) Validate() error {
 	bad := func(name, value, want string) error {
 		return fmt.Errorf("%s=%q: %s: %w", name, value, want, ErrInvalid)
 	}
+	// zoo.cfg is a properties file: a backslash there is an escape, a
+	// newline ends the line, control characters at either end are trimmed,
+	// and a file that is not UTF-8 is read as ISO-8859-1 throughout. Such a
+	// value would reach the server changed ("/a\b" as "/ab"), as another
+	// line, or would change the others.
+	verbatim := func(name, value string) error {
+		if strings.ContainsFunc(value, func(r rune) bool { return r == '\\' || r < ' ' }) || !utf8.ValidString(value) {
+			return bad(name, value, "a backslash, a control character or invalid UTF-8 cannot be written to zoo.cfg as it is")
+		}
+		return nil
+	}
+	if err := verbatim("ZOO_4LW_COMMANDS_WHITELIST", e.FourLetterWhitelist); err != nil {
+		return err
+	}
 	for _, v := range variables {
 		val := *v.field(&e)
+		if err := verbatim(v.name, val); err != nil {
+			return err
+		}
 		switch v.kind {
 		case kindPath:
 			if !filepath.IsAbs(val) {
@@ -136,6 +154,9 @@ func (e Env) Validate() error {
 		return bad("ZOO_SERVERS", "", "want at least one server.N line")
 	}
 	for _, s := range e.Servers {
+		if !utf8.ValidString(s) {
+			return bad("ZOO_SERVERS", strings.Join(e.Servers, " "), "want UTF-8 text")
+		}
 		if !strings.HasPrefix(s, "server.") {
 			return bad("ZOO_SERVERS", strings.Join(e.Servers, " "),
 				fmt.Sprintf("%q is not a server.N=host:2888:3888[;2181] line (separate lines with spaces)", s))
@@ -146,6 +167,9 @@ func (e Env) Validate() error {
 		}
 	}
 	for _, kv := range e.Extra {
+		if !utf8.ValidString(kv) {
+			return bad("ZOO_CFG_EXTRA", strings.Join(e.Extra, " "), "want UTF-8 text")
+		}
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return bad("ZOO_CFG_EXTRA", strings.Join(e.Extra, " "),
 				fmt.Sprintf("%q is not key=value (separate entries with spaces)", kv))
@@ -154,11 +178,17 @@ func (e Env) Validate() error {
 			return bad("ZOO_CFG_EXTRA", strings.Join(e.Extra, " "), err.Error())
 		}
 	}
+	// Lines that parse alone may still contradict each other (an extra
+	// dynamicConfigFile with the server lines).
+	if err := parseLine(e.ZooCfg()); err != nil {
+		return bad("ZOO_CFG_EXTRA", strings.Join(e.Extra, " "), fmt.Sprintf("the zoo.cfg written with it is refused: %v", err))
+	}
 	return nil
 }
 
-// parseLine reads one zoo.cfg line as the server will, so that a bad
-// server line or extra entry is reported against its variable.
+// parseLine reads zoo.cfg text (one line, or the whole file) as the
+// server will, so that a bad server line or extra entry is reported
+// against its variable.
 func parseLine(line string) error {
 	_, err := config.Parse(strings.NewReader(line), "")
 	return err

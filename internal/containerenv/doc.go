@@ -39,6 +39,11 @@
 // bakes the defaults into its ENV, so an empty value there writes an empty
 // key that ZooKeeper then rejects; an empty value here means the default).
 //
+// Validate refuses what the server would not read back as given: a value
+// with a backslash (an escape in zoo.cfg), a control character or invalid
+// UTF-8, and ZOO_CFG_EXTRA entries that parse alone but make the whole
+// zoo.cfg refused (dynamicConfigFile= next to the server lines).
+//
 // # zoo.cfg
 //
 // Written only when $ZOO_CONF_DIR/zoo.cfg does not exist, with the keys in

@@ -135,7 +135,9 @@ func DecodeEntries(data []byte, maxBuffer int) ([]Entry, error) {
 	if len(data) > 0 && data[0] == batchVersion {
 		d := wire.NewDecoder(data[1:], len(data))
 		n := int(d.Int32())
-		if d.Err() != nil || n < 0 || n > maxBatchEntries {
+		// Each entry takes at least its 4-byte length: a count the data
+		// cannot hold is refused before it sizes anything.
+		if d.Err() != nil || n < 0 || n > maxBatchEntries || n > d.Remaining()/4 {
 			return nil, fmt.Errorf("fsm: bad batch header (count %d): %w", n, d.Err())
 		}
 		out := make([]Entry, n)

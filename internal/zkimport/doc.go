@@ -51,7 +51,9 @@
 // ACL ref of -1 means world:anyone with all permissions. A plain snapshot
 // must end with the 5 bytes 00 00 00 01 '/' (the last seal's path); one that
 // does not, fails to parse or fails its checksum is skipped and the next
-// older one is used, as ZooKeeper does. A digest version below 2 stores the
+// older one is used, as ZooKeeper does. A node path that ZooKeeper's
+// request checks refuse (tree.ValidatePath: "//", an empty or trailing
+// segment) is a parse failure; ZooKeeper never writes one. A digest version below 2 stores the
 // digest as a hex ustring.
 //
 // # Transaction log
@@ -97,8 +99,8 @@
 // existing node fails (and, for a plain create, still raises the parent's
 // cversion and pzxid to the logged values), a delete of a missing node
 // fails, setData and setACL store the logged version, and a delete only
-// moves the parent's pzxid forward. Failed transactions change nothing
-// else. Then, as ZooKeeperServer.loadData does, the ephemerals of sessions
+// moves the parent's pzxid forward; a create of a path ZooKeeper's request
+// checks refuse fails too. Failed transactions change nothing else. Then, as ZooKeeperServer.loadData does, the ephemerals of sessions
 // missing from the session table are deleted at the last zxid.
 //
 // Sessions survive the import as they survive a ZooKeeper restart: same

@@ -8,6 +8,7 @@ import (
 	"hash"
 	"hash/adler32"
 	"io"
+	"slices"
 
 	"github.com/wardenzk/warden/wire"
 )
@@ -45,8 +46,13 @@ func (s *streamReader) full(p []byte) bool {
 		return false
 	}
 	n, err := io.ReadFull(s.r, p)
-	s.sum.Write(p[:n])
-	s.off += int64(n)
+	return s.consumed(p[:n], err)
+}
+
+// consumed adds p, just read, to the checksum and records err.
+func (s *streamReader) consumed(p []byte, err error) bool {
+	s.sum.Write(p)
+	s.off += int64(len(p))
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
@@ -93,11 +99,33 @@ func (s *streamReader) buffer() []byte {
 	if null || s.err != nil {
 		return nil
 	}
-	p := make([]byte, n)
-	if !s.full(p) {
+	p, err := readN(s.r, n)
+	if !s.consumed(p, err) {
 		return nil
 	}
 	return p
+}
+
+// readN reads exactly n bytes from r into a new slice. It allocates as
+// the bytes arrive, not n up front, so that a corrupt length costs no
+// more memory than the input holds. A short read returns the bytes read
+// with io.EOF when there were none, else io.ErrUnexpectedEOF.
+func readN(r io.Reader, n int) ([]byte, error) {
+	p := make([]byte, 0, min(n, 64<<10))
+	for len(p) < n {
+		if len(p) == cap(p) {
+			p = slices.Grow(p, min(n-len(p), len(p)))
+		}
+		m, err := io.ReadFull(r, p[len(p):min(n, cap(p))])
+		p = p[:len(p)+m]
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(p) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return p, err
+		}
+	}
+	return p, nil
 }
 
 // string reads a jute ustring; null reads as "".
@@ -115,7 +143,7 @@ func (s *streamReader) acls() []wire.ACL {
 		s.fail(fmt.Errorf("%w: ACL count %d at offset %d", ErrCorrupt, n, s.off-4))
 		return nil
 	}
-	out := make([]wire.ACL, 0, n)
+	out := make([]wire.ACL, 0, min(n, 16)) // n is not yet known to be there
 	for i := int32(0); i < n && s.err == nil; i++ {
 		perms := wire.Perm(s.int32())
 		scheme := s.string()

@@ -241,8 +241,8 @@ func (r *replayer) multi(h TxnHeader, body []byte) error {
 
 // createNode is DataTree.createNode.
 func (r *replayer) createNode(c createTxn, zxid, time int64) error {
-	if !strings.HasPrefix(c.path, "/") || c.path == "/" {
-		return errNoNode
+	if c.path == "/" || tree.ValidatePath(c.path) != nil {
+		return errNoNode // as ZooKeeper's request checks would have refused it
 	}
 	parentPath, name := split(c.path)
 	parent, ok := r.db.Nodes[parentPath]

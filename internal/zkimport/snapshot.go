@@ -14,6 +14,7 @@ import (
 
 	"github.com/klauspost/compress/snappy"
 
+	"github.com/wardenzk/warden/internal/tree"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -152,7 +153,7 @@ func parseSnapshot(s *streamReader, db *DB) error {
 			db.Nodes["/"] = node
 			continue
 		}
-		if !strings.HasPrefix(path, "/") {
+		if tree.ValidatePath(path) != nil { // ZooKeeper never stores one ("//" would make the root its own child)
 			return fmt.Errorf("%w: bad node path %q", ErrCorrupt, path)
 		}
 		parent, name := split(path)
@@ -257,11 +258,14 @@ func (sr *snappyReader) Read(p []byte) (int, error) {
 		if n > 1<<28 {
 			return 0, fmt.Errorf("snappy block length %d", n)
 		}
-		if cap(sr.blk) < int(n) {
-			sr.blk = make([]byte, n)
+		var err error
+		if cap(sr.blk) >= int(n) {
+			sr.blk = sr.blk[:n]
+			_, err = io.ReadFull(sr.r, sr.blk)
+		} else {
+			sr.blk, err = readN(sr.r, int(n)) // not n bytes before they arrive
 		}
-		sr.blk = sr.blk[:n]
-		if _, err := io.ReadFull(sr.r, sr.blk); err != nil {
+		if err != nil {
 			return 0, fmt.Errorf("snappy block: %w", io.ErrUnexpectedEOF)
 		}
 		out, err := snappy.Decode(nil, sr.blk)

@@ -77,9 +77,8 @@ func (lr *logReader) next() (logRecord, error) {
 	if length < 0 || int(length) > lr.maxLen {
 		return logRecord{}, fmt.Errorf("%w: %s: transaction at offset %d has length %d (limit %d)", ErrCorrupt, lr.name, start, length, lr.maxLen)
 	}
-	txn := make([]byte, length+1) // txn bytes and the 'B' end marker
-	n, err = io.ReadFull(lr.r, txn)
-	lr.off += int64(n)
+	txn, err := readN(lr.r, int(length)+1) // txn bytes and the 'B' end marker
+	lr.off += int64(len(txn))
 	if err != nil || txn[length] != 'B' {
 		return logRecord{}, io.EOF // partial last transaction
 	}
