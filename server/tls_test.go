@@ -330,3 +330,46 @@ func TestClientCertificateReload(t *testing.T) {
 		t.Fatalf("after reload served %q, want server-renewed", got)
 	}
 }
+
+// TestOutstandingHandshakeLimit: past netty.server.outstandingHandshake.limit
+// TLS handshakes in progress, a new connection is closed at once; mntr
+// reports the handshakes in progress.
+func TestOutstandingHandshakeLimit(t *testing.T) {
+	ts := newTLSSetup(t)
+	srv := startSecure(t, ts, false, func(c *Config) { c.Raw["netty.server.outstandingHandshake.limit"] = "1" })
+	// A connection that never sends its ClientHello holds the one slot.
+	idle, err := net.DialTimeout("tcp", srv.SecureAddr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	inProgress := func() int64 {
+		for _, m := range srv.Monitor() {
+			if m.Name == "outstanding_tls_handshake" {
+				return m.Value.(int64)
+			}
+		}
+		t.Fatal("mntr has no outstanding_tls_handshake")
+		return 0
+	}
+	for deadline := time.Now().Add(10 * time.Second); inProgress() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle connection's handshake never started")
+		}
+	}
+	cert := ts.clientFor("late")
+	_, err = tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", srv.SecureAddr().String(), ts.clientTLS(&cert))
+	if err == nil {
+		t.Fatal("a second handshake past the limit succeeded")
+	}
+	idle.Close()
+	for deadline := time.Now().Add(10 * time.Second); inProgress() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slot was not released after the idle connection closed")
+		}
+	}
+	c := tlsDial(t, srv.SecureAddr().String(), ts.clientTLS(&cert))
+	if _, _, err := c.Get(ctx10(t), "/"); err != nil {
+		t.Fatalf("after the slot is free: %v", err)
+	}
+}
