@@ -4,21 +4,18 @@ package compat
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/wardenzk/warden/internal/testpki"
 )
 
 // storePassword protects every key and trust store of the compatibility PKI.
@@ -76,19 +73,18 @@ type compatCert struct {
 }
 
 // newCompatPKI makes the PKI in a fresh temporary directory. "mallory" is a client
-// certificate issued by another CA, which the servers do not trust. Client certificates
-// carry no subject alternative names (clients are not checked against their address);
-// the server's names 127.0.0.1 and localhost.
+// certificate issued by another CA, which the servers do not trust. Every certificate
+// (testpki's) names 127.0.0.1 and localhost.
 func newCompatPKI(t *testing.T) *compatPKI {
 	t.Helper()
 	dir := t.TempDir()
-	caCert, caKey := newCA(t, "Warden compat CA")
-	p := &compatPKI{Dir: dir, Roots: x509.NewCertPool(), Certs: map[string]*compatCert{}}
-	p.Roots.AddCert(caCert)
-	p.CAPEM = writePEM(t, dir, "ca.pem", "CERTIFICATE", caCert.Raw)
+	ca := testpki.NewCA(t, "Warden compat CA")
+	p := &compatPKI{Dir: dir, Roots: ca.Pool(), Certs: map[string]*compatCert{}}
+	p.CAPEM = writePEM(t, dir, "ca.pem", "CERTIFICATE", ca.Cert.Raw)
 
-	serverCert, serverKey := issue(t, caCert, caKey, pkix.Name{CommonName: "localhost", Organization: []string{"Warden compat"}}, true)
-	server := writeLeaf(t, dir, "server", serverCert, serverKey, caCert)
+	// testpki's certificates name 127.0.0.1 and localhost; clients are not
+	// checked against their address, so client certificates may too.
+	server := writeLeaf(t, dir, "server", ca.Issue(t, testpki.Spec{Subject: pkix.Name{CommonName: "localhost", Organization: []string{"Warden compat"}}}), ca)
 	p.KeyStore = filepath.Join(dir, "server.jks")
 	runTool(t, "keytool", "-importkeystore", "-noprompt",
 		"-srckeystore", server.PKCS12, "-srcstoretype", "PKCS12", "-srcstorepass", storePassword,
@@ -98,12 +94,10 @@ func newCompatPKI(t *testing.T) *compatPKI {
 		"-keystore", p.TrustStore, "-storetype", "PKCS12", "-storepass", storePassword)
 
 	for name, subject := range compatClientSubjects {
-		cert, key := issue(t, caCert, caKey, subject, false)
-		p.Certs[name] = writeLeaf(t, dir, name, cert, key, caCert)
+		p.Certs[name] = writeLeaf(t, dir, name, ca.Issue(t, testpki.Spec{Subject: subject}), ca)
 	}
-	otherCert, otherKey := newCA(t, "Some other CA")
-	cert, key := issue(t, otherCert, otherKey, pkix.Name{CommonName: "mallory"}, false)
-	p.Certs["mallory"] = writeLeaf(t, dir, "mallory", cert, key, otherCert)
+	other := testpki.NewCA(t, "Some other CA")
+	p.Certs["mallory"] = writeLeaf(t, dir, "mallory", other.Issue(t, testpki.Spec{Subject: pkix.Name{CommonName: "mallory"}}), other)
 	return p
 }
 
@@ -154,88 +148,21 @@ func (p *compatPKI) javaTLSFlags(name string) []string {
 	return flags
 }
 
-// serialNumber returns a random 127-bit certificate serial number.
-func serialNumber(t *testing.T) *big.Int {
-	t.Helper()
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-func newCA(t *testing.T, name string) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key := newECKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber:          serialNumber(t),
-		Subject:               pkix.Name{CommonName: name, Organization: []string{"Warden compat"}},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	return createCert(t, tmpl, tmpl, key, key), key
-}
-
-// issue makes a certificate for subject signed by ca; server certificates name
-// 127.0.0.1 and localhost.
-func issue(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, subject pkix.Name, server bool) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key := newECKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber: serialNumber(t),
-		Subject:      subject,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.DNSNames = []string{"localhost"}
-		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
-	}
-	return createCert(t, tmpl, ca, key, caKey), key
-}
-
-func newECKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func createCert(t *testing.T, tmpl, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey) *x509.Certificate {
-	t.Helper()
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert
-}
-
 // writeLeaf writes name.pem, name.key and name.p12 (openssl pkcs12 -export, with the
 // issuing CA's certificate) into dir.
-func writeLeaf(t *testing.T, dir, name string, cert *x509.Certificate, key *ecdsa.PrivateKey, ca *x509.Certificate) *compatCert {
+func writeLeaf(t *testing.T, dir, name string, leaf *testpki.Leaf, ca *testpki.CA) *compatCert {
 	t.Helper()
-	pk, err := x509.MarshalPKCS8PrivateKey(key)
+	pk, err := x509.MarshalPKCS8PrivateKey(leaf.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &compatCert{
-		CertPEM: writePEM(t, dir, name+".pem", "CERTIFICATE", cert.Raw),
+		CertPEM: writePEM(t, dir, name+".pem", "CERTIFICATE", leaf.Cert.Raw),
 		KeyPEM:  writePEM(t, dir, name+".key", "PRIVATE KEY", pk),
 		PKCS12:  filepath.Join(dir, name+".p12"),
-		TLS:     tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert},
+		TLS:     leaf.TLS(),
 	}
-	chain := writePEM(t, dir, name+"-ca.pem", "CERTIFICATE", ca.Raw)
+	chain := writePEM(t, dir, name+"-ca.pem", "CERTIFICATE", ca.Cert.Raw)
 	runTool(t, "openssl", "pkcs12", "-export", "-name", name, "-in", c.CertPEM, "-inkey", c.KeyPEM,
 		"-certfile", chain, "-out", c.PKCS12, "-passout", "pass:"+storePassword)
 	return c
