@@ -14,27 +14,22 @@ bounded (WAIT seconds); a timeout prints "timeout ..." and exits non-zero.
 """
 
 import logging
+import os
 import sys
 import threading
 
 from kazoo.client import KazooClient
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from transcript import out, step as transcript_step  # noqa: E402
+
 WAIT = 20.0
 
 
-def out(*parts):
-    print(" ".join(str(p) for p in parts), flush=True)
-
-
 def step(name, fn):
-    """Runs fn and prints name with its result or the exception (class and message)."""
-    try:
-        res = fn()
-    except Exception as e:  # kazoo reports -124 as a RuntimeError: keep its message
-        out(name, "err=%s(%s)" % (type(e).__name__, e))
-        return None
-    out(name, "-> %r" % (res,))
-    return res
+    """A transcript step with the exception's message too: kazoo reports -124 as a
+    RuntimeError whose message tells the codes apart."""
+    return transcript_step(name, fn, messages=True)
 
 
 class Warnings(logging.Handler):

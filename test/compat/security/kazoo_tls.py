@@ -19,37 +19,11 @@ from kazoo.client import KazooClient
 from kazoo.protocol.serialization import int_struct, read_string
 from kazoo.security import make_acl
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from transcript import out, step  # noqa: E402
+
 WAIT = 20.0
 NODE = "/kazoo-tls"
-
-
-def out(*parts):
-    print(" ".join(str(p) for p in parts), flush=True)
-
-
-def acl_line(acls):
-    return "[" + ",".join("%s:%s:%d" % (a.id.scheme, a.id.id, a.perms) for a in acls) + "]"
-
-
-def fmt(res):
-    if isinstance(res, tuple) and len(res) == 2 and isinstance(res[0], list):
-        return "%s version=%d" % (acl_line(res[0]), res[1].version)
-    if isinstance(res, tuple) and len(res) == 2 and isinstance(res[0], bytes):
-        return "data=%r version=%d" % (res[0], res[1].version)
-    if hasattr(res, "czxid"):
-        return "version=%d aversion=%d dataLength=%d" % (res.version, res.aversion, res.dataLength)
-    return repr(res)
-
-
-def step(name, fn):
-    """Runs fn and prints name with its result or the exception's class name."""
-    try:
-        res = fn()
-    except Exception as e:  # time-outs and client-side errors belong in the transcript too
-        out(name, "err=" + type(e).__name__)
-        return None
-    out(name, "-> " + fmt(res))
-    return res
 
 
 class WhoAmI(object):
