@@ -267,8 +267,9 @@ func TestThrottleLargeRequestClosesConnection(t *testing.T) {
 }
 
 // dialConnect opens a connection and sends a ConnectRequest for session
-// (0 = new); it returns the connection and whether a ConnectResponse came.
-func dialConnect(t *testing.T, srv *Server, session int64, passwd []byte) (net.Conn, bool) {
+// (0 = new); it returns the connection and the ConnectResponse, or false
+// when the server closed the connection instead.
+func dialConnect(t *testing.T, srv *Server, session int64, passwd []byte) (net.Conn, wire.ConnectResponse, bool) {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", srv.Addr().String(), 5*time.Second)
 	if err != nil {
@@ -285,20 +286,20 @@ func dialConnect(t *testing.T, srv *Server, session int64, passwd []byte) (net.C
 	}
 	body, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil)
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
-		return nc, false
+		return nc, wire.ConnectResponse{}, false
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		t.Fatal("no ConnectResponse and no close within 10s")
 	}
 	if err != nil {
-		return nc, false // reset
+		return nc, wire.ConnectResponse{}, false // reset
 	}
 	var resp wire.ConnectResponse
 	if err := wire.Unmarshal(body, &resp, 0); err != nil {
 		t.Fatal(err)
 	}
-	return nc, true
+	return nc, resp, true
 }
 
 func TestConnectionThrottleClosesSessionsPastTheBucket(t *testing.T) {
@@ -308,18 +309,18 @@ func TestConnectionThrottleClosesSessionsPastTheBucket(t *testing.T) {
 		c.Limits.Connection.FillCount = 1
 	})
 	for i := range 2 {
-		if _, ok := dialConnect(t, srv, 0, nil); !ok {
+		if _, _, ok := dialConnect(t, srv, 0, nil); !ok {
 			t.Fatalf("session %d refused with tokens left", i)
 		}
 	}
-	if _, ok := dialConnect(t, srv, 0, nil); ok {
+	if _, _, ok := dialConnect(t, srv, 0, nil); ok {
 		t.Fatal("a third session was established with the bucket empty")
 	}
 	if n := srv.stats.rejected.Load(); n != 1 {
 		t.Errorf("connection_rejected = %d, want 1", n)
 	}
 	clock.Advance(1001 * time.Millisecond) // one token back
-	if _, ok := dialConnect(t, srv, 0, nil); !ok {
+	if _, _, ok := dialConnect(t, srv, 0, nil); !ok {
 		t.Fatal("refused after the bucket was refilled")
 	}
 	if n := srv.metrics.ConnectionRequestCount.Value(); n != 3 {
@@ -338,12 +339,12 @@ func TestConnectionThrottleWeights(t *testing.T) {
 		c.Limits.Connection.FillTime = 1000
 		c.Limits.ConnectionWeights.Enabled = true
 	})
-	nc, ok := dialConnect(t, srv, 0, nil)
+	nc, _, ok := dialConnect(t, srv, 0, nil)
 	if !ok {
 		t.Fatal("first session refused")
 	}
 	nc.Close()
-	if _, ok := dialConnect(t, srv, 0, nil); ok {
+	if _, _, ok := dialConnect(t, srv, 0, nil); ok {
 		t.Fatal("second new session admitted with the bucket empty")
 	}
 	clock.Advance(1001 * time.Millisecond) // 1001 ms × 3 / 1000 = 3 tokens, capped at 3
@@ -353,10 +354,10 @@ func TestConnectionThrottleWeights(t *testing.T) {
 		sid = int64(id)
 	}
 	srv.node.RUnlock()
-	if _, ok := dialConnect(t, srv, sid, make([]byte, 16)); !ok {
+	if _, _, ok := dialConnect(t, srv, sid, make([]byte, 16)); !ok {
 		t.Fatal("renewal refused with 3 tokens (it takes 2)")
 	}
-	if _, ok := dialConnect(t, srv, 0, nil); ok {
+	if _, _, ok := dialConnect(t, srv, 0, nil); ok {
 		t.Fatal("a new session (3 tokens) admitted with 1 left")
 	}
 	if n := srv.metrics.ConnectionRevalidateCount.Value(); n != 1 {

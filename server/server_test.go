@@ -381,23 +381,9 @@ func fourLetter(t *testing.T, srv *Server, cmd string) string {
 // rawSession performs a handshake by hand and returns the connection.
 func rawSession(t *testing.T, srv *Server) net.Conn {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", srv.Addr().String(), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
-	req := wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16), HasReadOnly: true}
-	if _, err := nc.Write(wire.AppendFrame(nil, req.Encode)); err != nil {
-		t.Fatal(err)
-	}
-	body, err := wire.ReadFrame(nc, wire.DefaultMaxBuffer, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var resp wire.ConnectResponse
-	if err := wire.Unmarshal(body, &resp, 0); err != nil || resp.SessionID == 0 || len(resp.Passwd) != 16 {
-		t.Fatalf("connect response %+v, %v", resp, err)
+	nc, resp, ok := dialConnect(t, srv, 0, nil)
+	if !ok || resp.SessionID == 0 || len(resp.Passwd) != 16 {
+		t.Fatalf("connect response %+v, %v", resp, ok)
 	}
 	return nc
 }
