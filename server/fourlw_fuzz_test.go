@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/binary"
 	"io"
-	"log/slog"
 	"net"
 	"strconv"
 	"testing"
@@ -36,19 +35,7 @@ func FuzzFourLetterWords(f *testing.F) {
 	req := wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}
 	f.Add(uint8(0), wire.AppendFrame(nil, req.Encode))
 
-	cfg := DefaultConfig()
-	cfg.DataDir = f.TempDir()
-	cfg.DataLogDir = cfg.DataDir
-	cfg.FourLetterWhitelist = map[string]bool{"*": true}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
-	srv, err := Start(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Listener: ln, DisableTimers: true})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { srv.Close() })
+	srv, _ := startServer(f, func(c *Config) { c.FourLetterWhitelist = map[string]bool{"*": true} })
 
 	f.Fuzz(func(t *testing.T, mode uint8, data []byte) {
 		var sess net.Conn

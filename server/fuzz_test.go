@@ -1,8 +1,6 @@
 package server
 
 import (
-	"io"
-	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -40,19 +38,7 @@ func FuzzRequestFrames(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 11})
 
-	cfg := DefaultConfig()
-	cfg.DataDir = f.TempDir()
-	cfg.DataLogDir = cfg.DataDir
-	cfg.ExtendedTypesEnabled = true
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
-	srv, err := Start(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Listener: ln, DisableTimers: true})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { srv.Close() })
+	srv, _ := startServer(f, func(c *Config) { c.ExtendedTypesEnabled = true })
 
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		nc := rawSession(t, srv)

@@ -21,12 +21,12 @@ func (quietLogger) Printf(string, ...any) {}
 
 // startServer starts an in-process standalone server on a loopback port
 // with timers off and a fake clock.
-func startServer(t *testing.T, mutate func(*Config)) (*Server, *fakeclock.Clock) {
+func startServer(t testing.TB, mutate func(*Config)) (*Server, *fakeclock.Clock) {
 	t.Helper()
 	return startServerOpts(t, mutate, Options{})
 }
 
-func startServerOpts(t *testing.T, mutate func(*Config), opts Options) (*Server, *fakeclock.Clock) {
+func startServerOpts(t testing.TB, mutate func(*Config), opts Options) (*Server, *fakeclock.Clock) {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
