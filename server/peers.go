@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 
 	"github.com/wardenzk/warden/internal/node"
 	"github.com/wardenzk/warden/internal/tlsconf"
@@ -16,7 +15,7 @@ import (
 func (s *Server) tcpTransport(snaps transport.Snapshots) (transport.Transport, error) {
 	self, _ := s.cfg.Self()
 	host := self.Host
-	if v, ok := s.cfg.Lookup("quorumListenOnAllIPs"); ok && strings.EqualFold(v, "true") {
+	if s.cfg.LookupBool("quorumListenOnAllIPs") {
 		host = ""
 	}
 	peers := make(map[uint64]string)

@@ -93,7 +93,7 @@ func ReadSettings(cfg config.Config) (Settings, error) {
 		st.RestoreEnabled = strings.EqualFold(strings.TrimSpace(v), "true")
 	}
 	for _, key := range []string{"admin.forceHttps", "admin.needClientAuth", "admin.portUnification"} {
-		if v, ok := cfg.Lookup(key); ok && strings.EqualFold(strings.TrimSpace(v), "true") {
+		if cfg.LookupBool(key) {
 			return st, fmt.Errorf("admin: %s=true is not supported: Warden's AdminServer speaks plain HTTP; remove the key or put a TLS proxy in front", key)
 		}
 	}

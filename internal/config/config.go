@@ -451,7 +451,7 @@ func (c *Config) validateQuorum() error {
 	// Never a silent downgrade: quorum SASL is refused, as Warden cannot
 	// do it; sslQuorum (TLS between members) authenticates members instead.
 	for _, key := range []string{"quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl"} {
-		if c.boolKey(key) {
+		if c.LookupBool(key) {
 			return bad("%s=true: Warden does not implement SASL between ensemble members, "+
 				"and will not run an ensemble that is weaker than the configuration asks; use sslQuorum=true with ssl.quorum.keyStore "+
 				"and ssl.quorum.trustStore to authenticate members by certificate instead", key)

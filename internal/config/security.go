@@ -58,16 +58,16 @@ func (c *Config) ClientTLS() bool {
 // ClientPortUnification reports whether the plaintext client port also
 // accepts TLS (client.portUnification).
 func (c *Config) ClientPortUnification() bool {
-	return c.ClientPort != 0 && c.boolKey("client.portUnification")
+	return c.ClientPort != 0 && c.LookupBool("client.portUnification")
 }
 
 // SSLQuorum reports whether members talk TLS to each other (sslQuorum).
-func (c *Config) SSLQuorum() bool { return c.boolKey("sslQuorum") }
+func (c *Config) SSLQuorum() bool { return c.LookupBool("sslQuorum") }
 
 // QuorumPortUnification reports whether the quorum port accepts both TLS
 // and plaintext peers (portUnification), for turning TLS on or off one
 // member at a time.
-func (c *Config) QuorumPortUnification() bool { return c.boolKey("portUnification") }
+func (c *Config) QuorumPortUnification() bool { return c.LookupBool("portUnification") }
 
 // RequiredAuthSchemes returns the schemes a connection must have
 // authenticated with before any request other than auth and sasl
@@ -100,8 +100,9 @@ func (c *Config) SASLSuperUser(id string) bool {
 	return false
 }
 
-// boolKey reads a true/false key the way Boolean.parseBoolean does.
-func (c *Config) boolKey(name string) bool {
+// LookupBool reads a key as Java's Boolean.parseBoolean does: true only
+// for "true" in any case; absent or anything else is false.
+func (c *Config) LookupBool(name string) bool {
 	v, _ := c.Lookup(name)
 	return strings.EqualFold(strings.TrimSpace(v), "true")
 }
