@@ -336,7 +336,7 @@ func TestClientCertificateReload(t *testing.T) {
 // reports the handshakes in progress.
 func TestOutstandingHandshakeLimit(t *testing.T) {
 	ts := newTLSSetup(t)
-	srv := startSecure(t, ts, false, func(c *Config) { c.Raw["netty.server.outstandingHandshake.limit"] = "1" })
+	srv := startSecure(t, ts, false, func(c *Config) { c.OutstandingHandshakeLimit = 1 })
 	// A connection that never sends its ClientHello holds the one slot.
 	idle, err := net.DialTimeout("tcp", srv.SecureAddr().String(), 5*time.Second)
 	if err != nil {

@@ -29,11 +29,7 @@ func (s *Server) setupClientTLS() error {
 	s.clientTLS = src.ServerConfig()
 	s.clientTLSSource = src
 	s.handshakeDetection = settings.HandshakeDetectionTimeout
-	if v, ok := s.cfg.Lookup("netty.server.outstandingHandshake.limit"); ok {
-		if _, err := fmt.Sscan(v, &s.handshakes.limit); err != nil {
-			return fmt.Errorf("server: netty.server.outstandingHandshake.limit=%q is not a number", v)
-		}
-	}
+	s.handshakes.limit = int64(s.cfg.OutstandingHandshakeLimit)
 	return nil
 }
 

@@ -180,6 +180,10 @@ type Config struct {
 	// Limits are the connection, request and large-request throttles
 	// (limits.go).
 	Limits Limits
+	// OutstandingHandshakeLimit bounds the TLS handshakes in progress on
+	// the client ports; past it a new connection is closed
+	// (netty.server.outstandingHandshake.limit; default -1 = no bound).
+	OutstandingHandshakeLimit int
 	// ForceSync fsyncs the transaction log before acknowledging (forceSync;
 	// "no" disables, anything else is yes; default yes).
 	ForceSync bool
@@ -232,32 +236,33 @@ var FourLetterCommands = []string{
 // zkDefaults returns ZooKeeper's own defaults, the starting point of Parse.
 func zkDefaults() Config {
 	return Config{
-		TickTime:                 3000,
-		ClientPortListenBacklog:  -1,
-		MaxClientCnxns:           60,
-		MinSessionTimeout:        -1,
-		MaxSessionTimeout:        -1,
-		MyID:                     -1,
-		StandaloneEnabled:        true,
-		ContainerCheckIntervalMs: 60000,
-		ContainerMaxPerMinute:    10000,
-		DigestAuthEnabled:        true,
-		DigestAlg:                auth.SHA1,
-		SASLServerContext:        "Server",
-		JuteMaxBuffer:            0xfffff,
-		GlobalOutstandingLimit:   1000,
-		Limits:                   defaultLimits(),
-		ForceSync:                true,
-		SnapCount:                100000,
-		SnapSizeLimitInKb:        4194304,
-		AutopurgeSnapRetainCount: 3,
-		AdminEnableServer:        true,
-		AdminServerAddress:       "0.0.0.0",
-		AdminServerPort:          8080,
-		AdminCommandURL:          "/commands",
-		FourLetterWhitelist:      whitelistSet(DefaultFourLetterWhitelist),
-		AuthProviders:            map[string]string{},
-		Raw:                      map[string]string{},
+		TickTime:                  3000,
+		ClientPortListenBacklog:   -1,
+		MaxClientCnxns:            60,
+		MinSessionTimeout:         -1,
+		MaxSessionTimeout:         -1,
+		MyID:                      -1,
+		StandaloneEnabled:         true,
+		ContainerCheckIntervalMs:  60000,
+		ContainerMaxPerMinute:     10000,
+		DigestAuthEnabled:         true,
+		DigestAlg:                 auth.SHA1,
+		SASLServerContext:         "Server",
+		JuteMaxBuffer:             0xfffff,
+		GlobalOutstandingLimit:    1000,
+		OutstandingHandshakeLimit: -1,
+		Limits:                    defaultLimits(),
+		ForceSync:                 true,
+		SnapCount:                 100000,
+		SnapSizeLimitInKb:         4194304,
+		AutopurgeSnapRetainCount:  3,
+		AdminEnableServer:         true,
+		AdminServerAddress:        "0.0.0.0",
+		AdminServerPort:           8080,
+		AdminCommandURL:           "/commands",
+		FourLetterWhitelist:       whitelistSet(DefaultFourLetterWhitelist),
+		AuthProviders:             map[string]string{},
+		Raw:                       map[string]string{},
 	}
 }
 

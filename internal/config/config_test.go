@@ -83,6 +83,7 @@ func TestZooKeeperDefaults(t *testing.T) {
 		{"SessionRequireClientSASLAuth", c.SessionRequireClientSASLAuth, false},
 		{"JuteMaxBuffer", c.JuteMaxBuffer, 1048575},
 		{"GlobalOutstandingLimit", c.GlobalOutstandingLimit, 1000},
+		{"OutstandingHandshakeLimit", c.OutstandingHandshakeLimit, -1},
 		{"ForceSync", c.ForceSync, true},
 		{"SnapCount", c.SnapCount, 100000},
 		{"SnapSizeLimitInKb", c.SnapSizeLimitInKb, int64(4194304)},
@@ -151,6 +152,7 @@ func TestPrefixAliases(t *testing.T) {
 		{"zookeeper.forceSync=no", func(c Config) bool { return !c.ForceSync }},
 		{"snapCount=#10", func(c Config) bool { return c.SnapCount == 16 }},
 		{"globalOutstandingLimit=010", func(c Config) bool { return c.GlobalOutstandingLimit == 8 }},
+		{"zookeeper.netty.server.outstandingHandshake.limit=0x10", func(c Config) bool { return c.OutstandingHandshakeLimit == 16 }},
 		{"maxCnxns=-5", func(c Config) bool { return c.MaxCnxns == -5 }},
 		{"enforce.auth.enabled=TRUE\nenforce.auth.schemes= sasl , digest ,", func(c Config) bool {
 			return c.EnforceAuthEnabled && reflect.DeepEqual(c.EnforceAuthSchemes, []string{"sasl", "digest"})
