@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,10 +26,10 @@ const closeWait = 3 * time.Second
 // After a connection drops the Conn reconnects by itself (to the next
 // member, with backoff) and re-attaches the session; see the package doc.
 type Conn struct {
-	opts    options
-	servers []string // shuffled once by Connect
-	chroot  string
-	log     *slog.Logger
+	opts   options
+	hosts  *hostList // the servers and the order to try them
+	chroot string
+	log    *slog.Logger
 
 	xid      atomic.Int32
 	lastZxid atomic.Int64 // zxid of the last matched reply; sent on re-attach
@@ -72,10 +73,9 @@ func Connect(ctx context.Context, servers string, opts ...Option) (*Conn, error)
 	for _, opt := range opts {
 		opt(&o)
 	}
-	rand.Shuffle(len(addrs), func(i, j int) { addrs[i], addrs[j] = addrs[j], addrs[i] })
 	c := &Conn{
 		opts:    o,
-		servers: addrs,
+		hosts:   newHostList(addrs, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))),
 		chroot:  chroot,
 		log:     o.log,
 		stopCh:  make(chan struct{}),
@@ -87,6 +87,10 @@ func Connect(ctx context.Context, servers string, opts ...Option) (*Conn, error)
 	c.events = newBroadcaster(c.stopCh, &c.wg)
 	c.wg.Add(1)
 	go c.sessionLoop()
+	if o.trackEnsemble {
+		c.wg.Add(1)
+		go c.trackEnsemble()
+	}
 
 	select {
 	case <-c.ready():
@@ -221,7 +225,6 @@ func (c *Conn) sessionLoop() {
 	defer c.wg.Done()
 	var (
 		attempt     int
-		next        int
 		lostAt      time.Time // when the session lost its last connection
 		backoff     time.Duration
 		everSession bool
@@ -254,8 +257,7 @@ func (c *Conn) sessionLoop() {
 			}
 		}
 		attempt++
-		addr := c.servers[next%len(c.servers)]
-		next++
+		addr := c.hosts.next()
 		l, expired, err := c.connect(addr)
 		if expired {
 			c.expire("the server reports the session expired")
@@ -320,7 +322,7 @@ func (c *Conn) connect(addr string) (l *link, expired bool, err error) {
 	if closing {
 		return nil, false, ErrClosed
 	}
-	connectTimeout := max(c.opts.sessionTimeout/time.Duration(len(c.servers)), time.Second)
+	connectTimeout := max(c.opts.sessionTimeout/time.Duration(c.hosts.size()), time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	go func() { // Close interrupts a dial or handshake in progress
@@ -429,6 +431,53 @@ func (c *Conn) connect(addr string) (l *link, expired bool, err error) {
 	return l, false, nil
 }
 
+// UpdateServers replaces the list of servers the Conn connects to, as
+// ZooKeeper's updateServerList does after a reconfig: servers is a
+// connection string, "host:port,host:port" (a "/chroot" suffix is
+// ignored: the chroot cannot change). The session and its watches stay.
+//
+// If the server the Conn is connected to is not in the new list, the
+// connection is dropped at once and the Conn reconnects to a server of the
+// new list (requests in flight fail with ErrConnectionLoss, as on any
+// disconnect). If the list grew, the Conn moves to one of the added
+// servers with probability 1 - old size/new size, so that over many
+// clients the load spreads evenly with as few moves as possible; it never
+// moves when its server stays and the list did not grow. Servers are
+// compared as host:port strings (host names are not resolved).
+func (c *Conn) UpdateServers(servers string) error {
+	addrs, _, err := parseServers(servers)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	l := c.cur
+	c.mu.Unlock()
+	current := ""
+	if l != nil {
+		current = l.addr
+	}
+	if c.hosts.update(addrs, current) && l != nil {
+		c.log.Info("server list updated; moving to another server", "from", current)
+		l.fail(errMoving, ErrConnectionLoss)
+	}
+	return nil
+}
+
+// Servers returns the servers the Conn connects to (Connect's list, or
+// the last UpdateServers'), in the order it tries them.
+func (c *Conn) Servers() []string { return c.hosts.list() }
+
+// Server returns the address of the server the Conn is connected to, ""
+// while disconnected.
+func (c *Conn) Server() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == nil {
+		return ""
+	}
+	return c.cur.addr
+}
+
 // call sends one request and waits for its reply. While disconnected it
 // waits for the reconnect; a request whose connection died before it was
 // written is sent again. Cancelling ctx abandons the wait only.
@@ -505,6 +554,18 @@ func (c *Conn) stripChroot(p string) string {
 		return p[len(c.chroot):]
 	}
 	return p
+}
+
+// clientPath maps a server path to the client's view; false for a path
+// outside the chroot.
+func (c *Conn) clientPath(p string) (string, bool) {
+	if c.chroot == "" {
+		return p, true
+	}
+	if p == c.chroot || strings.HasPrefix(p, c.chroot+"/") {
+		return c.stripChroot(p), true
+	}
+	return "", false
 }
 
 // serverPathUnchecked is serverPath for paths already validated.

@@ -56,11 +56,39 @@
 // paths sent are prefixed, paths returned (created names, events,
 // ephemerals) are stripped.
 //
+// # Dynamic reconfiguration
+//
+// GetConfig and GetConfigW read the ensemble's membership
+// (/zookeeper/config) as ZooKeeper's getConfig does: a getData, opcode 4,
+// of that path whatever the chroot (opcode 18 is removeWatches; there is
+// no getConfig opcode). ParseConfig reads the text into an
+// EnsembleConfig: its version (the fromConfig of a conditional reconfig)
+// and the servers with their client addresses.
+//
+// Reconfig (the whole new membership) and IncrementalReconfig (servers
+// joining, ids leaving) send reconfig, opcode 16, as ZooKeeperAdmin does:
+// lists comma-joined, the lists not given as null strings. They return the
+// new configuration and the Stat of /zookeeper/config. The server must run
+// with reconfigEnabled=true and the session needs WRITE on
+// /zookeeper/config (the super user); the errors are ErrReconfigDisabled,
+// ErrNoAuth, ErrBadVersion, ErrBadArguments, ErrNewConfigNoQuorum and
+// ErrReconfigInProgress.
+//
+// Clients follow a new membership with UpdateServers, ZooKeeper's
+// updateServerList: a client whose server left the list moves at once; when
+// servers are added, a share of the clients (1 - old size/new size) moves
+// to them, so the load evens out. WithEnsembleTracking does it
+// automatically, as Curator's EnsembleTracker: the Conn watches
+// /zookeeper/config and updates its list from every new configuration.
+// ZooKeeper's Java client has no such option; an application calls
+// updateServerList itself.
+//
 // # Goroutines
 //
 // A Conn runs a session loop, a reader and a writer per live connection,
 // and one pump per event queue (session events, each persistent Watch).
 // Close stops them all before returning.
 //
-// Lock order: Conn.mu, then watchManager.mu; link.mu is taken alone.
+// Lock order: Conn.mu, then watchManager.mu; link.mu and hostList.mu are
+// taken alone.
 package client

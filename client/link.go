@@ -205,7 +205,12 @@ func (l *link) handle(frame []byte) error {
 		// The header zxid is the firing transaction's (NoZxid from servers
 		// before ZooKeeper 3.9). It does not advance lastZxid, as in
 		// ZooKeeper's Java client.
-		l.c.watches.dispatch(l.c.stripChroot(ev.Path), ev.Type, h.Zxid)
+		if ev.Path == ConfigPath {
+			l.c.watches.dispatchConfig(ev.Type, h.Zxid)
+		}
+		if p, ok := l.c.clientPath(ev.Path); ok {
+			l.c.watches.dispatch(p, ev.Type, h.Zxid)
+		}
 		return nil
 	case wire.XidAuth:
 		l.mu.Lock()

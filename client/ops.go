@@ -165,8 +165,9 @@ func (c *Conn) GetW(ctx context.Context, path string) ([]byte, Stat, <-chan Even
 const ConfigPath = "/zookeeper/config"
 
 // GetConfig returns the ensemble's membership (the data of
-// /zookeeper/config: "server.N=..." lines and "version=...") and its
-// Stat. Like ZooKeeper's getConfig it ignores the chroot: the
+// /zookeeper/config: "server.N=..." lines and "version=...", see
+// ParseConfig) and its Stat. Like ZooKeeper's getConfig it is a getData
+// (opcode 4) of /zookeeper/config that ignores the chroot: the
 // membership is the server's, not the application's.
 func (c *Conn) GetConfig(ctx context.Context) ([]byte, Stat, error) {
 	d, s, _, err := c.getAt(ctx, ConfigPath, ConfigPath, false)
@@ -174,9 +175,21 @@ func (c *Conn) GetConfig(ctx context.Context) ([]byte, Stat, error) {
 }
 
 // GetConfigW is GetConfig that also sets a one-shot data watch on the
-// membership.
+// membership: the channel receives an Event with Path ConfigPath (whatever
+// the chroot) when a reconfig commits, and closes.
 func (c *Conn) GetConfigW(ctx context.Context) ([]byte, Stat, <-chan Event, error) {
-	return c.getAt(ctx, ConfigPath, ConfigPath, true)
+	var resp wire.GetDataResponse
+	r := newRequest(wire.OpGetData, &wire.GetDataRequest{Path: ConfigPath, Watch: true}, &resp)
+	ch := make(chan Event, 1)
+	r.onReply = func(code wire.Code) {
+		if code == wire.CodeOK {
+			c.watches.addConfig(ch)
+		}
+	}
+	if err := c.call(ctx, r); err != nil {
+		return nil, Stat{}, nil, err
+	}
+	return resp.Data, resp.Stat, ch, nil
 }
 
 func (c *Conn) get(ctx context.Context, path string, watch bool) ([]byte, Stat, <-chan Event, error) {

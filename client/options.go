@@ -29,6 +29,7 @@ type options struct {
 	backoffMin     time.Duration
 	backoffMax     time.Duration
 	maxBuffer      int
+	trackEnsemble  bool
 }
 
 func defaultOptions() options {
@@ -105,6 +106,20 @@ func WithMaxBuffer(n int) Option {
 		}
 	}
 }
+
+// WithEnsembleTracking makes the Conn follow the ensemble's membership,
+// as Curator's EnsembleTracker does: it reads /zookeeper/config with a
+// watch after connecting and after every change, and when the client
+// addresses of the configuration differ from the server list it calls
+// UpdateServers with them. A reconfig that adds servers then spreads
+// clients onto them, and one that removes this client's server moves it
+// to a remaining one. Off by default.
+//
+// A server line without a client address is left out of the list; a
+// wildcard client host (0.0.0.0, ::, or a port alone) is replaced by the
+// host of the server's quorum address. A configuration without any client
+// address (a standalone server's is empty) changes nothing.
+func WithEnsembleTracking() Option { return func(o *options) { o.trackEnsemble = true } }
 
 // parseServers splits "host:port,host:port[/chroot]" into addresses (port
 // 2181 when missing) and a chroot ("" for none).

@@ -22,6 +22,14 @@ var (
 	ErrUnimplemented           = wire.ErrUnimplemented
 	ErrNoWatcher               = wire.ErrNoWatcher
 	ErrAuthFailed              = wire.ErrAuthFailed
+	// ErrReconfigDisabled: the server does not allow reconfig
+	// (reconfigEnabled=false).
+	ErrReconfigDisabled = wire.ErrReconfigDisabled
+	// ErrReconfigInProgress: another reconfig has not finished; retry.
+	ErrReconfigInProgress = wire.ErrReconfigInProgress
+	// ErrNewConfigNoQuorum: no quorum of the proposed configuration is
+	// connected to the leader and in sync; start the new servers first.
+	ErrNewConfigNoQuorum = wire.ErrNewConfigNoQuorum
 	// ErrSessionExpired: the session is gone (expired on the server, or
 	// the client was cut off for longer than the session timeout). The
 	// Conn is dead; make a new one.

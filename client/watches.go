@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
@@ -26,6 +27,9 @@ type watchManager struct {
 	data  map[string][]chan Event
 	exist map[string][]chan Event
 	child map[string][]chan Event
+	// config holds GetConfigW's watchers: /zookeeper/config is outside
+	// any chroot, so they are kept apart from the client paths above.
+	config []chan Event
 	// Persistent watches (addWatch), by mode.
 	persistent map[string][]*Watch
 	recursive  map[string][]*Watch
@@ -96,6 +100,30 @@ func fire(chs []chan Event, ev Event) {
 	}
 }
 
+// addConfig registers a GetConfigW watcher; it runs on the read loop.
+func (m *watchManager) addConfig(ch chan Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended != nil {
+		ch <- Event{Type: wire.EventNone, Path: ConfigPath, Zxid: NoZxid, Err: m.ended}
+		close(ch)
+		return
+	}
+	m.config = append(m.config, ch)
+}
+
+// dispatchConfig delivers a notification for the server path
+// /zookeeper/config to the GetConfigW watchers.
+func (m *watchManager) dispatchConfig(typ wire.EventType, zxid int64) {
+	if typ != wire.EventNodeDataChanged && typ != wire.EventNodeDeleted && typ != wire.EventNodeCreated {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fire(m.config, Event{Type: typ, Path: ConfigPath, Zxid: zxid})
+	m.config = nil
+}
+
 // dispatch delivers a server notification, fired by transaction zxid, to
 // the one-shot and persistent watchers it concerns. It never blocks.
 func (m *watchManager) dispatch(path string, typ wire.EventType, zxid int64) {
@@ -146,6 +174,8 @@ func (m *watchManager) endAll(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.ended = err
+	fire(m.config, Event{Type: wire.EventNone, Path: ConfigPath, Zxid: NoZxid, Err: err})
+	m.config = nil
 	for _, t := range []map[string][]chan Event{m.data, m.exist, m.child} {
 		for p, chs := range t {
 			fire(chs, Event{Type: wire.EventNone, Path: p, Zxid: NoZxid, Err: err})
@@ -253,6 +283,9 @@ func (m *watchManager) setWatches(relZxid int64) []*request {
 		return out
 	}
 	lists := [5][]string{keys(m.data), keys(m.exist), keys(m.child), pkeys(m.persistent), pkeys(m.recursive)}
+	if len(m.config) > 0 && !slices.Contains(lists[0], ConfigPath) {
+		lists[0] = append(lists[0], ConfigPath) // a server path: no chroot
+	}
 	m.mu.Unlock()
 	v2 := len(lists[3]) > 0 || len(lists[4]) > 0
 	var reqs []*request

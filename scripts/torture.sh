@@ -5,14 +5,16 @@
 # disk) while clients run the registers, set, queue, lock and sessions
 # workloads; every history is checked and one verdict line printed a run.
 #
-#   scripts/torture.sh                 the CI slice (a few seeds, 3 and 5 members)
+#   scripts/torture.sh                 the CI slice (a few seeds, 3 and 5 members;
+#                                      three of them with the reconfig nemesis too)
 #   scripts/torture.sh N               a soak: seeds 1..N on 3 and 5 members
+#   scripts/torture.sh N -faults all,reconfig   a soak with membership changes too
 #   scripts/torture.sh -seeds 17 -members 5     rerun one seed
 #   scripts/torture.sh N -target zookeeper -members 3   the baseline
 #
 # Options: -target warden|zookeeper, -members 3|5|3,5, -seeds LIST (N, N-M,
 # comma-separated), -first S (a soak of N seeds starting at S), -faults
-# LIST|all, -parallel P (runs at once, default 2), -out DIR (logs of failing
+# LIST|all|reconfig|all,reconfig, -parallel P (runs at once, default 2), -out DIR (logs of failing
 # runs), -keep (keep passing runs' logs too), -results FILE (one JSON line per
 # run; a summary is printed from it).
 # Needs root; installs iproute2 and nftables (and, for the zookeeper target,
@@ -65,7 +67,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
 
 go test -c -tags torture -o "$tmp/torture.test" ./test/torture
-runs=10 # the CI slice: TestTorture's ciSlice
+runs=13 # the CI slice: TestTorture's ciSlice
 if [ -n "$seeds" ]; then
 	runs=$(python3 -c "
 import sys

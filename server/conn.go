@@ -84,6 +84,8 @@ type conn struct {
 	session     atomic.Int64
 	timeout     atomic.Int32
 	established time.Time
+	// readOnly is set on a connection of read-only mode (readonly.go).
+	readOnly atomic.Bool
 
 	authMu sync.Mutex
 	// auth holds the connection's identities, in the order added; it
@@ -224,6 +226,24 @@ func (c *conn) send(frame []byte) {
 	}
 }
 
+// closeAfterFlush closes the connection once the replies already queued
+// are written (then as lingerClose does), so a reply produced just before
+// a member stops serving still reaches its client.
+func (c *conn) closeAfterFlush(reason string) {
+	c.outMu.Lock()
+	c.flushAfter = true
+	empty := len(c.out) == 0
+	c.outMu.Unlock()
+	if empty {
+		go c.lingerClose(reason)
+		return
+	}
+	select {
+	case c.outWake <- struct{}{}:
+	default:
+	}
+}
+
 // sendAndClose queues a last frame and closes the connection once it is
 // written.
 func (c *conn) sendAndClose(frame []byte) {
@@ -338,11 +358,14 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	if !c.srv.connThrottle.admit(c, &req) {
 		return false
 	}
-	if !c.srv.Serving() {
-		c.log.Debug("refusing a session: this member has no leader and does not serve")
-		return false
+	ro := false
+	if !c.srv.Serving() && !c.srv.awaitServing() {
+		if ro = c.admitReadOnly(&req); !ro {
+			return false
+		}
 	}
-	if last := c.srv.lastZxid.Load(); req.LastZxidSeen > last {
+	if last := c.srv.lastZxid.Load(); req.LastZxidSeen > last && (ro || !c.srv.awaitZxid(req.LastZxidSeen)) {
+		last = c.srv.lastZxid.Load()
 		// ZooKeeper's words, so operators recognise the line.
 		c.log.Warn(fmt.Sprintf("Refusing session request for client %s as it has seen zxid %s our last zxid is %s client must try another server",
 			c.nc.RemoteAddr(), zxidHex(req.LastZxidSeen), zxidHex(last)))
@@ -351,8 +374,11 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	minT, maxT := c.srv.cfg.SessionTimeoutBounds()
 	timeout := min(max(req.TimeOut, int32(minT)), int32(maxT))
 
-	resp := wire.ConnectResponse{HasReadOnly: req.HasReadOnly, TimeOut: timeout}
-	if req.SessionID == 0 {
+	resp := wire.ConnectResponse{HasReadOnly: req.HasReadOnly, TimeOut: timeout, ReadOnly: ro}
+	if req.SessionID == 0 && (ro || c.srv.localSessions()) {
+		id, passwd := c.srv.createLocal(c, timeout, ro)
+		resp.SessionID, resp.Passwd = int64(id), passwd
+	} else if req.SessionID == 0 {
 		if c.srv.node.Paused() {
 			c.log.Warn("disk full: refusing a new session (creating one is a write); the client will try again")
 			return false
@@ -373,6 +399,18 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 			return false
 		}
 		resp.SessionID, resp.Passwd = int64(id), passwd
+	} else if found, ok := c.srv.reattachLocal(fsm.SessionID(req.SessionID), req.Passwd, c, time.Duration(timeout)*time.Millisecond, ro); found || ro {
+		c.srv.metrics.ConnectionRevalidateCount.Inc()
+		if !found && ro && c.srv.isGlobal(fsm.SessionID(req.SessionID)) {
+			// ZooKeeper's words: its client tries another server.
+			c.log.Info("Refusing global session reconnection in RO mode " + c.nc.RemoteAddr().String())
+			return false
+		}
+		if !ok {
+			c.sessionGone(&req)
+			return false
+		}
+		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
 	} else {
 		c.srv.metrics.ConnectionRevalidateCount.Inc()
 		sid := fsm.SessionID(req.SessionID)
@@ -400,12 +438,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 			}
 		}
 		if !ok {
-			c.log.Info("session expired or password wrong; telling the client its session is gone",
-				"session", sid)
-			resp = wire.ConnectResponse{HasReadOnly: req.HasReadOnly, Passwd: make([]byte, 16)}
-			f := wire.AppendRecords(nil, &resp)
-			c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
-			c.w.Write(f)
+			c.sessionGone(&req)
 			return false
 		}
 		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
@@ -418,6 +451,18 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	c.send(wire.AppendRecords(nil, &resp))
 	c.log.Debug("session established", "session", fsm.SessionID(resp.SessionID), "timeout_ms", timeout)
 	return true
+}
+
+// sessionGone tells a reconnecting client that its session expired (or
+// its password is wrong): a ConnectResponse with timeout 0, session 0 and
+// a zero password; the caller then closes the connection.
+func (c *conn) sessionGone(req *wire.ConnectRequest) {
+	c.log.Info("session expired or password wrong; telling the client its session is gone",
+		"session", fsm.SessionID(req.SessionID))
+	resp := wire.ConnectResponse{HasReadOnly: req.HasReadOnly, Passwd: make([]byte, 16)}
+	f := wire.AppendRecords(nil, &resp)
+	c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+	c.w.Write(f)
 }
 
 func (c *conn) logReadError(err error) {
@@ -524,8 +569,12 @@ func (c *conn) processLoop() {
 			if refusal := c.refusal(r); refusal != nil {
 				// Refused before the log: answered like a read, in order.
 				r.exec = func() []byte { return refusal }
+			} else if exec, local, upgrade := c.localWrite(r); exec != nil {
+				// A local session's close or refused ephemeral: answered
+				// here, in order, once earlier writes are applied.
+				r.exec = exec
 			} else {
-				if !c.propose(r) {
+				if !c.propose(r, local, upgrade) {
 					return
 				}
 				inflight = append(inflight, r)
@@ -581,10 +630,13 @@ func (c *conn) runFollowers(w *reply) {
 	w.followMu.Unlock()
 	for _, f := range followers {
 		f.underApply = true
-		if frame := f.exec(); frame != nil {
+		frame := f.exec()
+		// Recorded before the reply leaves, as for every other request: a
+		// client that has its reply finds its latency counted.
+		c.observe(f)
+		if frame != nil {
 			c.send(frame)
 		}
-		c.observe(f)
 	}
 }
 

@@ -425,7 +425,7 @@ func TestEnsembleFourLetterWordsAndConfigNode(t *testing.T) {
 	}
 	conf := fourLetter(t, e.Addr(l), "conf")
 	if !strings.Contains(conf, "membership: \nserver.1=127.0.0.1:2888:3888:participant") ||
-		!strings.Contains(conf, "server.4=127.0.0.1:2888:3888:observer") {
+		!strings.Contains(conf, "server.4=127.0.0.1:2891:3891:observer") {
 		t.Errorf("conf lacks the membership:\n%s", conf)
 	}
 	c := connectTo(t, e, 3) // the observer serves clients and forwards writes
@@ -455,30 +455,8 @@ func TestEnsembleFourLetterWordsAndConfigNode(t *testing.T) {
 // new one) and returns it with the session's id and password.
 func rawSession(t *testing.T, addr string, id int64, passwd []byte) (net.Conn, int64, []byte) {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
-	if passwd == nil {
-		passwd = make([]byte, 16)
-	}
-	if _, err := nc.Write(wire.AppendRecords(nil, &wire.ConnectRequest{TimeOut: 10000, SessionID: id, Passwd: passwd})); err != nil {
-		t.Fatal(err)
-	}
-	frame, err := wire.ReadFrame(bufio.NewReader(nc), 0, nil)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", addr, err)
-	}
-	var resp wire.ConnectResponse
-	if err := wire.Unmarshal(frame, &resp, 0); err != nil {
-		t.Fatal(err)
-	}
-	if resp.SessionID == 0 {
-		t.Fatalf("connect to %s with session %#x: expired", addr, id)
-	}
-	return nc, resp.SessionID, resp.Passwd
+	s := mustDialWire(t, addr, id, passwd, false)
+	return s.nc, s.resp.SessionID, s.resp.Passwd
 }
 
 // rawCreateEphemeral creates an ephemeral node at path over a raw
@@ -720,7 +698,16 @@ func TestEnsembleSessionTakenWhileAttachingIsNotBound(t *testing.T) {
 				return
 			}
 			// Another member takes the session now, before this one binds
-			// the client's connection to it.
+			// the client's connection to it: once the thief has applied
+			// this member's attach (else it would find the session its own
+			// and take nothing).
+			want := e.Member(i).AppliedIndex()
+			for deadline := time.Now().Add(10 * time.Second); e.Member(int(thief.Load())).AppliedIndex() < want; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					stolen <- fmt.Errorf("member %d did not apply the attach (index %d) in time", thief.Load()+1, want)
+					return
+				}
+			}
 			nc, resp, err := handshake(addrs[thief.Load()], session, passwd)
 			if err == nil {
 				ensembleT.Cleanup(func() { nc.Close() })

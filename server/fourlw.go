@@ -83,7 +83,7 @@ const notServing = "This ZooKeeper instance is not currently serving requests\n"
 // fourLetterText builds the output of one 4lw command.
 func (s *Server) fourLetterText(cmd string) string {
 	var b strings.Builder
-	if !s.Serving() {
+	if !s.Running() {
 		switch cmd {
 		case "ruok", "envi", "gtmk", "stmk", "conf":
 		case "isro":
@@ -96,6 +96,9 @@ func (s *Server) fourLetterText(cmd string) string {
 	case "ruok":
 		return "imok"
 	case "isro":
+		if s.ReadOnly() {
+			return "ro"
+		}
 		return "rw"
 	case "gtmk", "stmk":
 		return strconv.FormatInt(s.TraceMask(), 10)
@@ -112,7 +115,7 @@ func (s *Server) fourLetterText(cmd string) string {
 		s.writeMntr(&b)
 	case "conf":
 		dataSize, logSize := s.dirSizes()
-		b.WriteString(s.cfg.ConfText(dataSize, logSize))
+		b.WriteString(s.Config().ConfText(dataSize, logSize))
 	case "envi":
 		s.writeEnvi(&b)
 	case "wchs":
@@ -191,6 +194,9 @@ func (s *Server) outstanding() int { return s.limits.outstanding() }
 
 func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 	fmt.Fprintf(b, "%s\n", VersionLine())
+	if s.ReadOnly() {
+		b.WriteString("READ-ONLY mode; serving only read-only clients\n")
+	}
 	if withClients {
 		b.WriteString("Clients:\n")
 		for _, c := range s.connList() {

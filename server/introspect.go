@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wardenzk/warden/internal/config"
 	"github.com/wardenzk/warden/internal/fsm"
 	"github.com/wardenzk/warden/internal/node"
 	"github.com/wardenzk/warden/internal/storage"
@@ -179,7 +180,7 @@ func (s *Server) ACL(path string) ([]wire.ACL, bool) {
 // under one. Warden's raft has no separate discovery or synchronisation
 // phases; a member catching up from the leader is already following.
 func (s *Server) ZabPhase() string {
-	if s.Mode() == node.Looking.Mode() {
+	if s.node.Role() == node.Looking || s.stalled() {
 		return "election"
 	}
 	return "broadcast"
@@ -207,7 +208,7 @@ func (s *Server) Observers() []ObserverInfo {
 			continue
 		}
 		oi := ObserverInfo{ID: int64(p.ID), Synced: p.Synced}
-		for _, m := range s.cfg.Servers {
+		for _, m := range s.servers() {
 			if m.ID == int64(p.ID) {
 				oi.Addr = net.JoinHostPort(m.Host, strconv.Itoa(m.PeerPort))
 			}
@@ -416,7 +417,35 @@ func (s *Server) DirSizes() (data, log int64) { return s.dirSizes() }
 
 // Config returns the configuration the server runs with. The caller must
 // not modify its maps and slices.
-func (s *Server) Config() Config { return s.cfg }
+//
+// Its Servers are the current membership: after a reconfig, the one the
+// log holds (with its version in MembershipVersion), not zoo.cfg's lines.
+func (s *Server) Config() Config {
+	c := s.cfg
+	if m := s.members.Load(); m != nil {
+		c.Servers, c.MembershipVersion = m.Servers, int64(m.Version)
+	}
+	return c
+}
+
+// servers returns the current membership (see Config).
+func (s *Server) servers() []config.Server {
+	if m := s.members.Load(); m != nil {
+		return m.Servers
+	}
+	return s.cfg.Servers
+}
+
+// participants counts the voting members of the current membership.
+func (s *Server) participants() int {
+	n := 0
+	for _, m := range s.servers() {
+		if !m.Observer {
+			n++
+		}
+	}
+	return n
+}
 
 // LeaderInfo is what the leader command reports on an ensemble member.
 type LeaderInfo struct {
@@ -438,7 +467,7 @@ func (s *Server) Leader() (LeaderInfo, bool) {
 	li := LeaderInfo{IsLeader: s.node.Role() == node.Leading, LeaderID: -1}
 	if id, ok := s.node.Leader(); ok && s.Serving() {
 		li.LeaderID = int64(id)
-		for _, m := range s.cfg.Servers {
+		for _, m := range s.servers() {
 			if m.ID == int64(id) {
 				li.LeaderHost = m.Host
 			}

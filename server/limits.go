@@ -133,7 +133,7 @@ func newLimiter(s *Server) *limiter {
 		throttled: func() { s.stats.throttled.Add(1) },
 		resume:    make(chan struct{}),
 	}
-	l.share = func() int { return outstandingShare(s.node.Role(), s.cfg.Participants()) }
+	l.share = func() int { return outstandingShare(s.node.Role(), s.participants()) }
 	// ZooKeeper's setters refuse these values and keep the defaults.
 	if l.cfg.LargeRequestMaxBytes <= 0 {
 		l.log.Warn(fmt.Sprintf("Invalid max bytes for all large requests %d. It should be a positive number.", l.cfg.LargeRequestMaxBytes))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -52,7 +53,9 @@ func (s *Server) listen(opts Options) error {
 				return fmt.Errorf("server: listen on %s: %w (is another server using the port? set %s in zoo.cfg)", addr, err, key)
 			}
 		}
+		s.listenMu.Lock()
 		s.listeners = append(s.listeners, listener{ln: ln, mode: mode})
+		s.listenMu.Unlock()
 		return nil
 	}
 	if opts.Listener != nil || s.cfg.ClientPort != 0 {
@@ -74,25 +77,78 @@ func (s *Server) listen(opts Options) error {
 }
 
 func (s *Server) closeListeners() {
+	s.listenMu.Lock()
+	defer s.listenMu.Unlock()
 	for _, l := range s.listeners {
 		l.ln.Close()
+	}
+}
+
+// moveClientPort moves the plaintext client port to host:port (host ""
+// for every interface) when a committed reconfig gives this member
+// another client address, as ZooKeeper rebinds its client port: the new
+// port is opened first, then the old one closed; connected clients stay.
+func (s *Server) moveClientPort(host string, port int) {
+	s.listenMu.Lock()
+	i := slices.IndexFunc(s.listeners, func(l listener) bool { return l.mode != securePort })
+	if i < 0 || s.isClosed() {
+		s.listenMu.Unlock()
+		return
+	}
+	old := s.listeners[i]
+	cur, ok := old.ln.Addr().(*net.TCPAddr)
+	if ok && cur.Port == port && (host == "" || cur.IP.Equal(net.ParseIP(host)) || cur.IP.String() == host) {
+		s.listenMu.Unlock()
+		return
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.listenMu.Unlock()
+		s.log.Error("a reconfig gave this member another client address, but it cannot listen there; it keeps the old one", "addr", addr, "err", err)
+		return
+	}
+	moved := listener{ln: ln, mode: old.mode}
+	s.listeners[i] = moved
+	s.wg.Add(1)
+	s.listenMu.Unlock()
+	go s.acceptLoop(moved)
+	old.ln.Close()
+	s.log.Info("client port moved by a reconfig", "from", old.ln.Addr().String(), "to", ln.Addr().String())
+}
+
+// isClosed reports whether Close was called.
+func (s *Server) isClosed() bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
 	}
 }
 
 // Addr returns the client address the server listens on: the plaintext
 // client port, or the secure one when that is the only one.
 func (s *Server) Addr() net.Addr {
+	s.listenMu.Lock()
+	defer s.listenMu.Unlock()
 	for _, l := range s.listeners {
 		if l.mode != securePort {
 			return l.ln.Addr()
 		}
 	}
-	return s.SecureAddr()
+	return s.secureAddrLocked()
 }
 
 // SecureAddr returns the address of the secure client port
 // (secureClientPort), or nil when there is none.
 func (s *Server) SecureAddr() net.Addr {
+	s.listenMu.Lock()
+	defer s.listenMu.Unlock()
+	return s.secureAddrLocked()
+}
+
+func (s *Server) secureAddrLocked() net.Addr {
 	for _, l := range s.listeners {
 		if l.mode == securePort {
 			return l.ln.Addr()
@@ -123,6 +179,9 @@ func (s *Server) acceptLoop(l listener) {
 					return
 				}
 				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return // moved (moveClientPort)
 			}
 			s.log.Error("accept failed; no longer accepting connections", "addr", l.ln.Addr().String(), "err", err)
 			return

@@ -30,9 +30,10 @@ func (s *Server) nodeConfig(fsmOpts fsm.Options, opts Options) node.Config {
 		SnapBytes:  uint64(max(cfg.SnapSizeLimitInKb, 0)) * 1024,
 		FSM:        fsmOpts,
 		Hooks: node.Hooks{
-			Applied:     s.applied,
-			Installed:   s.installed,
-			RoleChanged: s.roleChanged,
+			Applied:            s.applied,
+			Installed:          s.installed,
+			RoleChanged:        s.roleChanged,
+			RaftMembersChanged: s.raftMembersChanged,
 		},
 		Logger: s.log,
 		Fatal:  opts.Fatal,
@@ -40,6 +41,9 @@ func (s *Server) nodeConfig(fsmOpts fsm.Options, opts Options) node.Config {
 	nc.ID, nc.Members = Membership(cfg)
 	if nc.Members == nil {
 		return nc
+	}
+	if cfg.ReconfigEnabled {
+		nc.InitialMembership = cfg.Servers
 	}
 	nc.Tick, nc.ElectionTicks = RaftTiming(cfg.TickTime, cfg.SyncLimit)
 	nc.HeartbeatTicks = 1
@@ -50,6 +54,7 @@ func (s *Server) nodeConfig(fsmOpts fsm.Options, opts Options) node.Config {
 	// its client is told ConnectionLoss and moves on, as it would from a
 	// ZooKeeper follower that lost its leader.
 	nc.ProposeTimeout = max(5*time.Second, 4*2*time.Duration(nc.ElectionTicks)*nc.Tick)
+	s.leaderGrace = time.Duration(nc.ElectionTicks) * nc.Tick / 2
 	nc.Transport = opts.Transport
 	if nc.Transport == nil {
 		nc.Transport = s.tcpTransport
@@ -114,9 +119,21 @@ func (s *Server) roleChanged(r node.Role) {
 		s.reviveSessions()
 	}
 	s.leading.Store(r == node.Leading || r == node.Standalone)
-	if r == node.Looking {
-		s.closeAll("this member lost its leader")
+	gen := s.roleGen.Add(1)
+	switch {
+	case r == node.Looking && s.node.LeaderMoving():
+		// A leadership hand-over (a reconfig removing the leader) finds
+		// the next leader within a round trip: clients stay connected
+		// unless the member is still without one after leaderGrace.
+		time.AfterFunc(s.leaderGrace, func() {
+			if s.roleGen.Load() == gen && s.node.Role() == node.Looking {
+				s.closeAllAfterFlush("this member lost its leader")
+			}
+		})
+	case r == node.Looking:
+		s.closeAllAfterFlush("this member lost its leader")
 	}
+	s.readOnlyRoleChanged(r)
 }
 
 // installed is the node's Installed hook, under the state lock: the state
@@ -125,12 +142,16 @@ func (s *Server) roleChanged(r node.Role) {
 // sync.
 func (s *Server) installed() {
 	f := s.node.FSM()
-	f.SetMembership([]byte(s.cfg.MembershipText()), s.started.UnixMilli())
+	if m := f.Membership(); m != nil {
+		s.membershipChanged(m)
+	} else {
+		f.SetMembership([]byte(s.cfg.MembershipText()), s.started.UnixMilli())
+	}
 	s.lastZxid.Store(int64(f.LastZxid()))
 	now := s.now()
 	s.sessMu.Lock()
 	for id, ls := range s.live {
-		if _, ok := f.Session(id); !ok && ls.conn == nil {
+		if _, ok := f.Session(id); !ok && ls.conn == nil && !ls.local {
 			delete(s.live, id)
 		}
 	}
@@ -145,10 +166,53 @@ func (s *Server) installed() {
 	go s.closeAll("this member installed a snapshot from the leader")
 }
 
+// awaitZxid waits, for at most leaderGrace, until this member has applied
+// zxid, and reports whether it has. A client that saw a write on the
+// leader a moment ago (a reconfig that moved it here, say) is so served
+// by a follower a few milliseconds behind, where ZooKeeper would refuse it
+// at once and send it to try another server; a member further behind
+// still refuses it.
+func (s *Server) awaitZxid(zxid int64) bool {
+	return s.withinGrace(func() bool { return s.lastZxid.Load() >= zxid }, func() bool { return !s.Serving() })
+}
+
+// awaitServing waits, for at most leaderGrace, until this member serves
+// when leadership is being handed over (a reconfig that removed the
+// leader): it takes new clients once the next leader is known instead of
+// sending them away. A member that lost its leader otherwise, is removed
+// or out of disk refuses them at once, as ZooKeeper.
+func (s *Server) awaitServing() bool {
+	if s.stalled() || !s.node.LeaderMoving() {
+		return false
+	}
+	return s.withinGrace(s.Serving, s.removed.Load)
+}
+
+// withinGrace polls done every millisecond, for at most leaderGrace or
+// until hopeless holds, and reports whether done came to hold.
+func (s *Server) withinGrace(done, hopeless func() bool) bool {
+	deadline := time.Now().Add(s.leaderGrace)
+	for !done() {
+		if hopeless() || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
 // closeAll closes every client connection.
 func (s *Server) closeAll(reason string) {
 	for _, c := range s.connList() {
 		c.close(reason)
+	}
+}
+
+// closeAllAfterFlush closes every client connection once the replies
+// queued for it are written.
+func (s *Server) closeAllAfterFlush(reason string) {
+	for _, c := range s.connList() {
+		c.closeAfterFlush(reason)
 	}
 }
 
@@ -214,18 +278,24 @@ func (s *Server) forwardTouches(wait bool) error {
 }
 
 // Mode returns what this server is doing, as srvr's "Mode:" line says it:
-// leader, follower, observer or standalone; "looking" while an ensemble
-// member knows no leader (srvr then answers that it is not serving).
+// leader, follower, observer or standalone; "read-only" in read-only mode
+// (readonly.go); "looking" while an ensemble member knows no leader
+// otherwise (srvr then answers that it is not serving).
 func (s *Server) Mode() string {
-	if s.stalled() {
+	if s.stalled() || s.removed.Load() {
 		return node.Looking.Mode()
+	}
+	if s.ReadOnly() {
+		return "read-only"
 	}
 	return s.node.Role().Mode()
 }
 
 // Serving reports whether the server serves clients: standalone, or an
 // ensemble member that knows its leader and can write its log.
-func (s *Server) Serving() bool { return s.node.Role().Serving() && !s.stalled() }
+func (s *Server) Serving() bool {
+	return s.node.Role().Serving() && !s.stalled() && !s.removed.Load()
+}
 
 // stalled reports whether this ensemble member cannot write its log (a
 // full disk): it then serves no client, so they move to a member that

@@ -53,7 +53,7 @@ func (s *Server) serverMonitor() []Metric {
 		{"ephemerals_count", ephemerals},
 		{"approximate_data_size", dataSize},
 		{"global_sessions", sessions},
-		{"local_sessions", 0},
+		{"local_sessions", s.localSessionCount()},
 		{"open_file_descriptor_count", countOpenFDs()},
 		{"max_file_descriptor_count", maxFDs()},
 		{"connection_drop_probability", javaDouble(s.connThrottle.dropChance())},
@@ -82,7 +82,7 @@ func (s *Server) quorumMonitor() []Metric {
 		node.Observing: "observing - broadcast", node.Looking: "looking",
 	}[role]
 	// ZooKeeper's quorum_size is the number of voting members.
-	m := []Metric{{"peer_state", peer}, {"quorum_size", s.cfg.Participants()}}
+	m := []Metric{{"peer_state", peer}, {"quorum_size", s.participants()}}
 	if role != node.Leading {
 		return m
 	}

@@ -25,7 +25,7 @@ func (s *Server) tcpTransport(snaps transport.Snapshots) (transport.Transport, e
 		}
 	}
 	tc := transport.TCPConfig{
-		Ensemble:  EnsembleIdentity(s.cfg.Servers),
+		Ensemble:  ensembleIdentity(s.cfg),
 		ID:        node.MemberID(self.ID).RaftID(),
 		Listen:    net.JoinHostPort(host, strconv.Itoa(self.PeerPort)),
 		Peers:     peers,
@@ -41,6 +41,21 @@ func (s *Server) tcpTransport(snaps transport.Snapshots) (transport.Transport, e
 		return nil, fmt.Errorf("server: quorum port %d: %w (is another server using it? check server.%d in zoo.cfg)", self.PeerPort, err, self.ID)
 	}
 	return t, nil
+}
+
+// ensembleIdentity is the ensemble identity of the peer handshake. With
+// reconfigEnabled=true the membership changes at run time, and a joining
+// member's server lines differ from the others' until its addition
+// commits, so the identity names no members (transport.DynamicEnsemble)
+// and the transport's peer set alone decides who may connect. Otherwise
+// it is EnsembleIdentity of the server lines. reconfigEnabled must be the
+// same on every member: a static and a dynamic member refuse each other,
+// saying so.
+func ensembleIdentity(cfg Config) string {
+	if cfg.ReconfigEnabled {
+		return transport.DynamicEnsemble
+	}
+	return EnsembleIdentity(cfg.Servers)
 }
 
 // quorumTLS sets up TLS between members as zoo.cfg asks: sslQuorum dials

@@ -44,6 +44,9 @@ func (c *conn) dispatch(r *reply, body []byte) bool {
 		return c.authPacket(r, body)
 	case r.op == wire.OpSASL:
 		return c.saslPacket(r, body)
+	case c.readOnly.Load() && refusedReadOnly(r.op):
+		r.exec = func() []byte { return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.ErrNotReadOnly, nil) }
+		return c.enqueue(r)
 	case isWrite(r.op):
 		return c.write(r, body)
 	}
@@ -98,14 +101,23 @@ func (c *conn) refusal(r *reply) []byte {
 
 // propose sends a queued write to the log. Its reply is queued at apply
 // time, under the state machine's lock, right after the events it caused,
-// followed by the requests that follow it.
-func (c *conn) propose(r *reply) bool {
+// followed by the requests that follow it. local marks the write of a
+// local session; upgrade first makes the local session global, with a
+// createSession entry proposed right before the write (localWrite decides
+// both).
+func (c *conn) propose(r *reply, local, upgrade bool) bool {
 	sid := c.sessionID()
 	if r.op == wire.OpCloseSession {
 		// From now on the session cannot be re-attached elsewhere.
 		c.srv.markClosing(sid)
 	}
-	e := &fsm.Entry{Op: r.op, Session: sid, Xid: r.xid, Auth: r.caller.IDs, Body: r.body}
+	if upgrade && !c.upgrade(sid) {
+		return false
+	}
+	e := &fsm.Entry{Op: r.op, Session: sid, Xid: r.xid, Auth: r.caller.IDs, Body: r.body, Local: local}
+	if r.op == wire.OpReconfig {
+		e.Body = c.srv.reconfigBody(r.body)
+	}
 	writes := c.srv.sessionWrites(sid)
 	if writes != nil {
 		writes.add()

@@ -79,8 +79,22 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 	now func() time.Time
-	// listeners are the client ports (listen.go).
+	// members is the membership the log holds (nil before any reconfig);
+	// removed is set when it leaves this member out; membersWake wakes
+	// the membership worker (reconfig.go).
+	members     atomic.Pointer[fsm.Membership]
+	removed     atomic.Bool
+	drained     atomic.Bool // removed and out of raft too
+	membersWake chan struct{}
+	// leaderGrace is how long a member without a leader keeps its
+	// clients connected (half an election timeout); roleGen counts role
+	// changes, so a late close is skipped when a leader came meanwhile.
+	leaderGrace time.Duration
+	roleGen     atomic.Int64
+	// listeners are the client ports (listen.go), under listenMu (a
+	// reconfig may move the plaintext one).
 	listeners []listener
+	listenMu  sync.Mutex
 	// clientTLS serves TLS on the client ports; nil when no TLS is
 	// configured. handshakes bounds the handshakes in progress.
 	clientTLS          *tls.Config
@@ -125,10 +139,15 @@ type Server struct {
 	sessMu sync.Mutex
 	// live holds liveness of sessions (not replicated): deadline and the
 	// connection currently bound. Invariant: a session in live exists in
-	// the fsm, or its createSession is in flight.
+	// the fsm, or its createSession is in flight, or it is local
+	// (localsessions.go).
 	live        map[fsm.SessionID]*liveSession
 	sessionBase int64
 	sessionSeq  int64
+
+	// ro tracks when this member may serve read-only clients
+	// (readonly.go).
+	ro readOnlyState
 
 	stats serverStats
 	// traceMask is ZooKeeper's trace mask (gtmk, stmk): kept and reported,
@@ -151,6 +170,13 @@ type liveSession struct {
 	expireAt time.Time
 	conn     *conn
 	closing  bool
+	// local marks a session only this member knows (localsessions.go):
+	// it has no createSession entry, and this member expires it. passwd
+	// is its password; readOnly is set when it was created in read-only
+	// mode.
+	local    bool
+	readOnly bool
+	passwd   []byte
 	// writes counts the session's proposed writes not yet applied, from
 	// any of its connections: a re-attach waits for them, so the session's
 	// requests take effect in order across connections, as in ZooKeeper.
@@ -238,12 +264,15 @@ func Start(cfg Config, opts Options) (_ *Server, err error) {
 	}()
 	s.started = s.now()
 	fsmOpts := fsm.Options{
-		ExtendedTypes:   cfg.ExtendedTypesEnabled,
-		SkipACL:         cfg.SkipACL,
-		EnforceQuota:    cfg.EnforceQuota,
-		ReconfigEnabled: cfg.ReconfigEnabled,
-		MaxBuffer:       s.maxBuffer,
+		ExtendedTypes:     cfg.ExtendedTypesEnabled,
+		SkipACL:           cfg.SkipACL,
+		EnforceQuota:      cfg.EnforceQuota,
+		ReconfigEnabled:   cfg.ReconfigEnabled,
+		Ensemble:          !cfg.Standalone(),
+		StandaloneEnabled: cfg.StandaloneEnabled,
+		MaxBuffer:         s.maxBuffer,
 	}
+	s.membersWake = make(chan struct{}, 1)
 	// Session ids as ZooKeeper makes them: server id in the top byte, the
 	// start time in the middle, a counter below.
 	s.sessionBase = int64(uint64(s.started.UnixMilli())<<24>>8) | s.id<<56
@@ -279,7 +308,10 @@ func Start(cfg Config, opts Options) (_ *Server, err error) {
 	s.exportMetrics()
 	if !cfg.Standalone() {
 		nd.Lock()
-		nd.FSM().SetMembership([]byte(cfg.MembershipText()), s.started.UnixMilli())
+		if nd.FSM().Membership() == nil {
+			nd.FSM().SetMembership([]byte(cfg.MembershipText()), s.started.UnixMilli())
+		}
+		s.membershipChanged(nd.FSM().Membership())
 		nd.Unlock()
 	}
 	if err := nd.Run(); err != nil {
@@ -297,9 +329,15 @@ func Start(cfg Config, opts Options) (_ *Server, err error) {
 		nd.Stop()
 		return nil, err
 	}
+	s.listenMu.Lock()
 	for _, l := range s.listeners {
 		s.wg.Add(1)
 		go s.acceptLoop(l)
+	}
+	s.listenMu.Unlock()
+	if !cfg.Standalone() {
+		s.wg.Add(1)
+		go s.membershipLoop()
 	}
 	s.watchCerts()
 	if !opts.DisableTimers {
@@ -450,6 +488,8 @@ func (s *Server) applied(e *fsm.Entry, out fsm.Output) {
 		s.touchedElsewhere(out.Touched)
 	case out.Moved != 0 && e.Origin != s.id:
 		s.sessionMoved(out.Moved)
+	case (e.Op == fsm.OpReconfigCommit || e.Op == fsm.OpInitialMembership) && out.Err == wire.CodeOK:
+		s.membershipChanged(s.node.FSM().Membership())
 	}
 }
 

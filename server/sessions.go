@@ -13,27 +13,29 @@ import (
 // touch records that the session's client is alive: its deadline moves to
 // now + timeout, rounded up to the next tick as ZooKeeper's expiry buckets
 // do.
-// A member that is not the leader also forwards the touch to the leader
-// with its next touch entry.
+// A member that is not the leader also forwards the touch of a global
+// session to the leader with its next touch entry.
 func (s *Server) touch(id fsm.SessionID) {
 	if id == 0 {
 		return
 	}
-	s.extend(id)
-	if !s.node.Standalone() {
+	if local := s.extend(id); !local && !s.node.Standalone() {
 		s.touchMu.Lock()
 		s.touched[id] = struct{}{}
 		s.touchMu.Unlock()
 	}
 }
 
-// extend moves a session's deadline to now + timeout.
-func (s *Server) extend(id fsm.SessionID) {
+// extend moves a session's deadline to now + timeout. It reports whether
+// the session is local (localsessions.go).
+func (s *Server) extend(id fsm.SessionID) (local bool) {
 	s.sessMu.Lock()
-	if ls, ok := s.live[id]; ok && !ls.closing {
+	defer s.sessMu.Unlock()
+	ls, ok := s.live[id]
+	if ok && !ls.closing {
 		ls.expireAt = s.roundToTick(s.now().Add(ls.timeout))
 	}
-	s.sessMu.Unlock()
+	return ok && ls.local
 }
 
 // dropLive forgets a session whose creation failed.
@@ -182,15 +184,17 @@ func (s *Server) markClosing(id fsm.SessionID) {
 // is not after now. The timer loop calls it every tick; tests call it with
 // a fake clock.
 //
-// Only the leader expires sessions; elsewhere it does nothing.
+// Only the leader expires global sessions; every member expires its local
+// sessions (localsessions.go), which takes no log entry.
 func (s *Server) ExpireSessions(now time.Time) {
+	s.expireLocal(now)
 	if !s.leads() {
 		return
 	}
 	var expired []fsm.SessionID
 	s.sessMu.Lock()
 	for id, ls := range s.live {
-		if !ls.closing && !ls.expireAt.IsZero() && !ls.expireAt.After(now) {
+		if !ls.local && !ls.closing && !ls.expireAt.IsZero() && !ls.expireAt.After(now) {
 			ls.closing = true
 			expired = append(expired, id)
 		}

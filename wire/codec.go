@@ -59,6 +59,16 @@ func (e *Encoder) String(s string) {
 	e.buf = append(e.buf, s...)
 }
 
+// NullableString encodes a ustring, or jute's null string (length -1)
+// when null is set.
+func (e *Encoder) NullableString(s string, null bool) {
+	if null {
+		e.Int32(-1)
+		return
+	}
+	e.String(s)
+}
+
 // Buffer encodes a buffer: int32 length then the bytes; nil encodes as
 // length -1 (jute's null buffer).
 func (e *Encoder) Buffer(b []byte) {

@@ -426,26 +426,36 @@ func (r *CheckVersionRequest) Decode(d *Decoder) { r.Path = d.String(); r.Versio
 
 // ReconfigRequest is the body of reconfig; the answer is a GetDataResponse
 // carrying the new configuration.
+//
+// Each of the three strings may be null on the wire (length -1), which is
+// not the same as empty: ZooKeeper treats a non-null NewMembers as a
+// non-incremental reconfig (the whole new membership) and otherwise
+// applies JoiningServers and LeavingServers, each skipped when null.
+// ZooKeeperAdmin sends the lists it was not given as null. The Null
+// fields mark null strings (their string is then ""); decoding sets them.
 type ReconfigRequest struct {
-	JoiningServers string
-	LeavingServers string
-	NewMembers     string
-	CurConfigID    int64
+	JoiningServers string // comma-separated server.N=... lines to add
+	LeavingServers string // comma-separated ids to remove
+	NewMembers     string // comma- or newline-separated new membership
+	CurConfigID    int64  // configuration version to change; -1: any
+	NullJoining    bool   // JoiningServers is null
+	NullLeaving    bool   // LeavingServers is null
+	NullMembers    bool   // NewMembers is null
 }
 
 // Encode implements Record.
 func (r *ReconfigRequest) Encode(e *Encoder) {
-	e.String(r.JoiningServers)
-	e.String(r.LeavingServers)
-	e.String(r.NewMembers)
+	e.NullableString(r.JoiningServers, r.NullJoining)
+	e.NullableString(r.LeavingServers, r.NullLeaving)
+	e.NullableString(r.NewMembers, r.NullMembers)
 	e.Int64(r.CurConfigID)
 }
 
 // Decode implements Record.
 func (r *ReconfigRequest) Decode(d *Decoder) {
-	r.JoiningServers = d.String()
-	r.LeavingServers = d.String()
-	r.NewMembers = d.String()
+	r.JoiningServers, r.NullJoining = d.NullableString()
+	r.LeavingServers, r.NullLeaving = d.NullableString()
+	r.NewMembers, r.NullMembers = d.NullableString()
 	r.CurConfigID = d.Int64()
 }
 

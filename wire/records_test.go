@@ -73,6 +73,7 @@ func allRecords() []struct {
 		mk(&SyncResponse{Path: "/y"}),
 		mk(&CheckVersionRequest{Path: "/k", Version: 9}),
 		mk(&ReconfigRequest{JoiningServers: "server.4=h:1:2;3", LeavingServers: "2", NewMembers: "", CurConfigID: -1}),
+		mk(&ReconfigRequest{NullJoining: true, LeavingServers: "1,2", NullMembers: true, CurConfigID: 5}),
 		mk(&CheckWatchesRequest{Path: "/w", Type: WatcherAny}),
 		mk(&RemoveWatchesRequest{Path: "/w", Type: WatcherPersistentRecursive}),
 		mk(&AuthPacket{Scheme: "digest", Auth: []byte("u:p")}),
@@ -382,6 +383,10 @@ func TestJavaGolden(t *testing.T) {
 			ChildWatches: []string{"/c"}, PersistentWatches: []string{"/p"}, PersistentRecursiveWatches: []string{"/r"}},
 		"ttl":      &CreateTTLRequest{Path: "/t", Data: []byte{}, ACL: OpenACLUnsafe, Flags: 5, TTL: 1000},
 		"reconfig": &ReconfigRequest{JoiningServers: "server.4=h:1:2;3", LeavingServers: "2", NewMembers: "", CurConfigID: -1},
+		// What ZooKeeperAdmin sends: the lists it was not given are null.
+		"reconfigincr": &ReconfigRequest{JoiningServers: "server.4=h:1:2;3", LeavingServers: "2", NullMembers: true, CurConfigID: -1},
+		"reconfigmembers": &ReconfigRequest{NullJoining: true, NullLeaving: true,
+			NewMembers: "server.1=h:1:2;3,server.2=i:1:2;3", CurConfigID: 0x100000003},
 		"auth":     &AuthPacket{Scheme: "digest", Auth: []byte("u:p")},
 		"addwatch": &AddWatchRequest{Path: "/aw", Mode: AddWatchPersistentRecursive},
 		"getacl":   &GetACLResponse{ACL: OpenACLUnsafe, Stat: sampleStat},

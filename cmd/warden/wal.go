@@ -11,7 +11,7 @@ import (
 
 const walDoc = `Prints every record of a write-ahead log, read-only: its offset, type, and
 for entries the index, term, entry type and data size; hard states; snapshot
-markers. <dir> is the WAL directory itself or a dataLogDir (whose
+markers; each segment's format version. <dir> is the WAL directory itself or a dataLogDir (whose
 version-2/wal is then read). Damage is reported where it is found.
 `
 
@@ -39,8 +39,8 @@ func dumpWAL(out io.Writer, dir string) error {
 	var segments, entries int
 	err := storage.ScanWAL(storage.OSFS, dir, func(seg storage.WALSegment, recs []storage.WALRecord) error {
 		segments++
-		fmt.Fprintf(out, "segment %s  seq=%d first-index=%d size=%d used=%d\n",
-			filepath.Base(seg.Path), seg.Seq, seg.FirstIndex, seg.Size, seg.End)
+		fmt.Fprintf(out, "segment %s  seq=%d first-index=%d size=%d used=%d format=%d\n",
+			filepath.Base(seg.Path), seg.Seq, seg.FirstIndex, seg.Size, seg.End, seg.Version)
 		for _, r := range recs {
 			fmt.Fprintf(out, "  offset %-10d %-9s ", r.Offset, r.Type)
 			switch r.Type {
@@ -55,6 +55,8 @@ func dumpWAL(out io.Writer, dir string) error {
 				m := r.Snapshot
 				fmt.Fprintf(out, "index=%d term=%d voters=%v learners=%v", m.GetIndex(), m.GetTerm(),
 					m.GetConfState().GetVoters(), m.GetConfState().GetLearners())
+			case storage.RecordVersion:
+				fmt.Fprintf(out, "format=%d", r.Version)
 			}
 			fmt.Fprintf(out, " (record %d bytes)\n", r.Size)
 		}

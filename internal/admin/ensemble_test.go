@@ -39,7 +39,7 @@ func TestEnsembleRolesLeaderVotingViewZabState(t *testing.T) {
 			}
 			for id := 1; id <= 3; id++ {
 				m := obj(t, view, strconv.Itoa(id))
-				if fmt.Sprint(m["server_addresses"]) != "[127.0.0.1:2888]" || fmt.Sprint(m["election_addresses"]) != "[127.0.0.1:3888]" ||
+				if fmt.Sprint(m["server_addresses"]) != fmt.Sprintf("[127.0.0.1:%d]", 2887+id) || fmt.Sprint(m["election_addresses"]) != fmt.Sprintf("[127.0.0.1:%d]", 3887+id) ||
 					m["learner_type"] != "participant" {
 					t.Errorf("voting view of %d: %v", id, m)
 				}
@@ -52,7 +52,7 @@ func TestEnsembleRolesLeaderVotingViewZabState(t *testing.T) {
 				num(t, zab, "zab_epoch") != zxid>>32 || num(t, zab, "zab_counter") != zxid&0xffffffff {
 				t.Errorf("zabstate = %v (zxid %x)", zab, zxid)
 			}
-			if qa := obj(t, zab, "quorum_address"); qa["one"] != "127.0.0.1:2888" || fmt.Sprint(qa["all_ports"]) != "[2888]" {
+			if qa := obj(t, zab, "quorum_address"); qa["one"] != fmt.Sprintf("127.0.0.1:%d", 2888+i) || fmt.Sprint(qa["all_ports"]) != fmt.Sprintf("[%d]", 2888+i) {
 				t.Errorf("quorum_address = %v", qa)
 			}
 
@@ -80,7 +80,7 @@ func TestEnsembleRolesLeaderVotingViewZabState(t *testing.T) {
 		return num(t, m, "synced_observers") == 1
 	})
 	obs := list(t, run(t, admins[leader], "obsr", "observers"), "observers")
-	if o := obs[0].(map[string]any); num(t, o, "sid") != 4 || o["remote_socket_address"] != "/127.0.0.1:2888" {
+	if o := obs[0].(map[string]any); num(t, o, "sid") != 4 || o["remote_socket_address"] != "/127.0.0.1:2891" {
 		t.Errorf("observer = %v", o)
 	}
 	f := e.Followers()[0]

@@ -156,7 +156,7 @@ func (h *handler) run(name string, req *request) *response {
 		resp.fail(http.StatusMethodNotAllowed, "%s answers %s only", c.names[0], want)
 		return resp
 	}
-	if c.serverRequired && !h.a.srv.Serving() {
+	if c.serverRequired && !h.a.srv.Running() {
 		resp.fail(http.StatusOK, "This ZooKeeper instance is not currently serving requests")
 		return resp
 	}

@@ -667,10 +667,6 @@ func runWhoAmI(ctx context.Context, s *Shell, inv *invocation) error {
 	return err
 }
 
-func runReconfig(ctx context.Context, s *Shell, inv *invocation) error {
-	return errors.New("reconfig: not supported by warden cli yet (the Go client has no reconfig call); use zkCli.sh")
-}
-
 func runPrintWatches(ctx context.Context, s *Shell, inv *invocation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

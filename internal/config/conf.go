@@ -79,36 +79,12 @@ func versionDir(dir string) string {
 	return filepath.Join(dir, "version-2")
 }
 
-// MembershipText returns the content of /zookeeper/config for the server
-// lines, in ZooKeeper's format (QuorumVerifier.toString): one line per
-// server, in id order,
-//
-//	server.1=10.0.0.1:2888:3888:participant;0.0.0.0:2181
-//
-// then "version=<hex>" (0 for a static configuration), with no final
-// newline. A server line without a client address prints none, as
-// ZooKeeper prints it (even for this server, whose clientPort comes from
-// zoo.cfg).
-func (c Config) MembershipText() string {
-	var b strings.Builder
-	for _, s := range c.Servers {
-		role := "participant"
-		if s.Observer {
-			role = "observer"
-		}
-		fmt.Fprintf(&b, "server.%d=%s:%d:%d:%s", s.ID, hostText(s.Host), s.PeerPort, s.ElectionPort, role)
-		host, port := s.ClientHost, s.ClientPort
-		if port > 0 {
-			if host == "" {
-				host = "0.0.0.0"
-			}
-			fmt.Fprintf(&b, ";%s:%d", hostText(host), port)
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("version=0")
-	return b.String()
-}
+// MembershipText returns the content of /zookeeper/config for Servers, in
+// ZooKeeper's format (see FormatMembership), at MembershipVersion (0 for
+// a static configuration). A server line without a client
+// address prints none, as ZooKeeper prints it (even for this server, whose
+// clientPort comes from zoo.cfg).
+func (c Config) MembershipText() string { return FormatMembership(c.Servers, c.MembershipVersion) }
 
 // hostText brackets an IPv6 literal, as server lines write it.
 func hostText(h string) string {

@@ -213,6 +213,14 @@ type Config struct {
 	// default "/commands").
 	AdminCommandURL string
 
+	// MembershipVersion is the version of Servers: 0 for server lines
+	// read from zoo.cfg, the zxid of the reconfig that made them for the
+	// membership a running server reports (Server.Config).
+	MembershipVersion int64
+	// File is the zoo.cfg Load read ("" for a configuration built in
+	// memory). A committed reconfig rewrites it, as ZooKeeper does, to
+	// point at the new dynamic config file.
+	File string
 	// Raw holds every key exactly as read (trimmed), with its trimmed value;
 	// a key given twice keeps its last value.
 	Raw map[string]string

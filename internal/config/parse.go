@@ -91,6 +91,7 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
+	c.File = path
 	if c.DynamicConfigFile != "" {
 		if err := c.loadDynamic(c.DynamicConfigFile); err != nil {
 			return Config{}, err

@@ -17,7 +17,7 @@
 // and rebuilds it with Restore (or, for import-zk, NewFromState).
 // DumpSnapshot and InspectSnapshot read a stream for tools.
 //
-// # Snapshot stream format, version 1
+// # Snapshot stream format, version 3
 //
 // The stream (the body of a snapshot file, inside storage's compression
 // and checksum) is a fixed preamble followed by frames. All integers are
@@ -43,11 +43,15 @@
 //	                   czxid int64 | mzxid int64 | ctime int64 | mtime int64 |
 //	                   version int32 | cversion int32 | aversion int32 |
 //	                   ephemeralOwner int64 | pzxid int64
+//	  1  members  'M' | the replicated membership (FSM.encodeMembers)
 //	  1  end      'E' | sessions int64 | nodes int64
 //	then the end of the stream.
 //
 // Version 1 streams (still read) have no owner in session frames; their
-// sessions get NoOwner. The body's first byte names its kind. Sessions come in increasing id
+// sessions get NoOwner. Version 1 and 2 streams have no members frame (no
+// reconfig had happened). A build reads every version up to the one it
+// writes and refuses a newer one with ErrNewerSnapshot (see snapVersion
+// for how to add a version). The body's first byte names its kind. Sessions come in increasing id
 // order; nodes in tree.Records order (the root first, every parent before
 // its children). cversion is the stored one (child creations) and
 // ephemeralOwner the stored one (a session, tree.ContainerOwner or a
@@ -61,9 +65,17 @@
 // Every error wraps ErrBadSnapshot (or is the reader's error, wrapped) and
 // says what is wrong and where: the frame number, its kind, the byte
 // offset in the stream and, for nodes, the path. Refused: a wrong magic or
-// an unknown version, a checksum mismatch, a frame of the wrong kind or
+// version 0, a checksum mismatch, a frame of the wrong kind or
 // with bytes left over, counts that disagree between header, frames and
 // end frame, sessions out of order, a zxid state that does not add up,
 // node records that do not form a tree (tree.ErrBadRecords), a truncated
-// stream and bytes after the end frame.
+// stream and bytes after the end frame. A version newer than this build
+// reads is not damage: that error wraps ErrNewerSnapshot instead.
+//
+// # Log entries
+//
+// Entry documents the encoding of a log entry, EntryVersion how it is
+// versioned: a member refuses, with ErrNewerEntry, an entry of an op that
+// a newer Warden introduced, rather than apply it differently from the
+// members that know it.
 package fsm

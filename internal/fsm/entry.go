@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/wardenzk/warden/wire"
@@ -10,12 +11,22 @@ import (
 // client sent it plus what only the proposing server knows. Every server
 // applies the same entries in the same order and reaches the same state.
 //
-// Encoding (jute, big-endian), version 1:
+// Encoding (jute, big-endian):
 //
 //	+---------+--------+--------+---------+-----+-------+------+------------+------+
 //	| version | op     | origin | session | xid | reqID | time | auth ids   | body |
 //	| byte    | int32  | int64  | int64   | i32 | int64 | i64  | vector<Id> | buf  |
 //	+---------+--------+--------+---------+-----+-------+------+------------+------+
+//
+// version is the entry version of the op (entryOps): the oldest version
+// whose readers know the op, so that a member older than the op refuses
+// the entry by its first byte and says which version it needs, instead of
+// applying it differently from the others. See EntryVersion.
+//
+// From version 3 on, one more byte follows the version: the flags; bit 0
+// is Local. An entry is written with the version of its op, or version 3
+// when Local is set, so entries of version-1 ops without flags stay
+// readable by members that predate version 3.
 type Entry struct {
 	// Op is the request's opcode, or OpCreateSession / OpCloseSession /
 	// OpDeleteContainer for server-generated entries.
@@ -39,13 +50,91 @@ type Entry struct {
 	// Body is the request record as received (for createSession: a
 	// SessionRecord).
 	Body []byte
+	// Local marks a write of a local session (localSessionsEnabled): a
+	// session only its proposer knows, so Apply does not require Session
+	// to exist, and refuses an ephemeral create with
+	// EPHEMERALONLOCALSESSION (the proposer upgrades the session first
+	// when localSessionsUpgradingEnabled).
+	Local bool
 }
 
-const entryVersion = 1
+// Entry versions: the first byte of an encoded Entry. An entry version
+// is a set of ops; each version adds ops and keeps the layout above, and
+// every build reads every version up to its EntryVersion.
+//
+// To add an op (a new kind of log entry): give the next free version a
+// constant (3, then 4, ...; 2 is batchVersion and never an entry's),
+// make EntryVersion that constant, map the op to it in entryOps, and apply
+// it in Apply. Entries of the new op then carry the new version, and a
+// member built before it stops at the first one with ErrNewerEntry, which
+// names the version it needs, rather than apply it as something else:
+// every member must run the new build before the op is used. Then add a
+// golden data directory of the new version (internal/node's
+// TestGoldenDataDirs says how), keeping the older ones.
+const (
+	// entryVersion1 holds the ops of the first release.
+	entryVersion1 = 1
+	// entryVersion3 adds the flags byte (local sessions) and dynamic
+	// reconfiguration: a reconfig entry's body becomes a ReconfigRecord,
+	// and OpReconfigCommit, OpReconfigAbort and OpInitialMembership are
+	// new.
+	entryVersion3 = 3
+	// EntryVersion is the newest entry version this build reads and
+	// applies.
+	EntryVersion = entryVersion3
 
-// Encode implements wire.Record.
+	// entryFlagLocal is Entry.Local in the flags byte.
+	entryFlagLocal = 1 << 0
+)
+
+// entryOps maps each op a log entry can carry to the entry version that
+// introduced it. DecodeEntries refuses an op not in it.
+var entryOps = map[wire.OpCode]byte{
+	wire.OpCreate:          entryVersion1,
+	wire.OpCreate2:         entryVersion1,
+	wire.OpCreateContainer: entryVersion1,
+	wire.OpCreateTTL:       entryVersion1,
+	wire.OpDelete:          entryVersion1,
+	wire.OpDeleteContainer: entryVersion1,
+	wire.OpSetData:         entryVersion1,
+	wire.OpSetACL:          entryVersion1,
+	wire.OpMulti:           entryVersion1,
+	wire.OpReconfig:        entryVersion3,
+	wire.OpSync:            entryVersion1,
+	wire.OpCreateSession:   entryVersion1,
+	wire.OpCloseSession:    entryVersion1,
+	wire.OpPing:            entryVersion1, // a touch (TouchRecord)
+	OpRejoin:               entryVersion1,
+	OpAttach:               entryVersion1,
+	OpReconfigCommit:       entryVersion3,
+	OpReconfigAbort:        entryVersion3,
+	OpInitialMembership:    entryVersion3,
+}
+
+// ErrNewerEntry is wrapped by the error of DecodeEntries for an entry of a
+// version newer than EntryVersion: a member running a newer Warden
+// proposed it, and this member cannot apply it. The server must stop (it
+// cannot skip an entry the others apply) and be upgraded.
+var ErrNewerEntry = errors.New("fsm: log entry written by a newer version of Warden")
+
+// Encode implements wire.Record. An op missing from entryOps (only tests
+// encode one) is written with EntryVersion; DecodeEntries refuses it.
 func (e *Entry) Encode(enc *wire.Encoder) {
-	enc.Byte(entryVersion)
+	v, ok := entryOps[e.Op]
+	if !ok {
+		v = EntryVersion
+	}
+	if e.Local {
+		v = max(v, entryVersion3)
+	}
+	enc.Byte(v)
+	if v >= entryVersion3 {
+		var flags byte
+		if e.Local {
+			flags |= entryFlagLocal
+		}
+		enc.Byte(flags)
+	}
 	enc.Int32(int32(e.Op))
 	enc.Int64(e.Origin)
 	enc.Int64(int64(e.Session))
@@ -59,13 +148,37 @@ func (e *Entry) Encode(enc *wire.Encoder) {
 	enc.Buffer(e.Body)
 }
 
-// Decode implements wire.Record.
+// Decode implements wire.Record. It refuses an entry whose version is
+// newer than EntryVersion (wrapping ErrNewerEntry), and one whose op is
+// not that of its version.
 func (e *Entry) Decode(d *wire.Decoder) {
-	if v := d.Byte(); v != entryVersion && d.Err() == nil {
+	v := d.Byte()
+	switch {
+	case d.Err() != nil:
+		return
+	case v > EntryVersion:
+		d.Fail(fmt.Errorf("%w: the entry is of version %d and this build applies versions up to %d; "+
+			"upgrade this member to the Warden release of the other members (every member must run it before the feature that writes such entries is used)",
+			ErrNewerEntry, v, EntryVersion))
+		return
+	case v < entryVersion1 || v == batchVersion:
 		d.Fail(fmt.Errorf("fsm: unknown entry version %d", v))
 		return
 	}
+	e.Local = false
+	if v >= entryVersion3 {
+		flags := d.Byte()
+		if flags&^entryFlagLocal != 0 && d.Err() == nil {
+			d.Fail(fmt.Errorf("fsm: unknown entry flags %#x", flags))
+			return
+		}
+		e.Local = flags&entryFlagLocal != 0
+	}
 	e.Op = wire.OpCode(d.Int32())
+	if since, ok := entryOps[e.Op]; d.Err() == nil && (!ok || since > v) {
+		d.Fail(fmt.Errorf("fsm: entry of version %d carries op %d, which is not an op of that version", v, e.Op))
+		return
+	}
 	e.Origin = d.Int64()
 	e.Session = SessionID(d.Int64())
 	e.Xid = d.Int32()

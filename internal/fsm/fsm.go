@@ -23,8 +23,15 @@ type Options struct {
 	// EnforceQuota makes hard quota limits fail writes
 	// (zookeeper.enforceQuota).
 	EnforceQuota bool
-	// ReconfigEnabled selects the error a standalone reconfig gets.
+	// ReconfigEnabled allows reconfig (reconfigEnabled); without it a
+	// reconfig gets RECONFIGDISABLED.
 	ReconfigEnabled bool
+	// Ensemble is set for the members of an ensemble; a standalone
+	// server's reconfig gets UNIMPLEMENTED, as ZooKeeper's.
+	Ensemble bool
+	// StandaloneEnabled (standaloneEnabled) makes a reconfig that would
+	// leave fewer than two voters fail, as in ZooKeeper.
+	StandaloneEnabled bool
 	// MaxBuffer bounds decoded string and buffer fields (jute.maxbuffer).
 	MaxBuffer int
 	// Logger receives the "Quota exceeded" warnings of EnforceQuota, the
@@ -70,6 +77,9 @@ type Output struct {
 	// Moved is the id of a session an attach entry moved to the entry's
 	// origin, or 0; the server that held it closes its connection.
 	Moved SessionID
+	// Deferred is set when the entry's reply comes with a later entry (a
+	// reconfig accepted and pending): its proposer must keep waiting.
+	Deferred bool
 }
 
 // FSM is the replicated state machine: the tree, the session table and the
@@ -94,6 +104,13 @@ type FSM struct {
 
 	// quotaLog rate-limits the quota warnings, as ZooKeeper's RateLogger.
 	quotaLog quotaLog
+
+	// members is the membership the log set (nil before the first
+	// reconfig); pending the reconfig waiting for the leader; joint is set
+	// while raft's membership is joint (membership.go).
+	members *Membership
+	pending *PendingReconfig
+	joint   bool
 }
 
 // New returns the state machine of an empty database.
@@ -130,11 +147,7 @@ func (f *FSM) SessionIDs() []SessionID {
 // nextZxid derives the zxid of the next write from the raft term of its
 // entry: a higher term starts a new epoch; a full counter rolls the epoch.
 func (f *FSM) nextZxid(term uint64) Zxid {
-	if term > f.lastTerm {
-		f.lastTerm = term
-		f.epoch++
-		f.counter = 0
-	}
+	f.advanceTerm(term)
 	if f.counter == math.MaxUint32 {
 		f.epoch++
 		f.counter = 0
@@ -142,6 +155,17 @@ func (f *FSM) nextZxid(term uint64) Zxid {
 	f.counter++
 	f.lastZxid = Zxid(int64(f.epoch)<<32 | int64(f.counter))
 	return f.lastZxid
+}
+
+// advanceTerm starts a new epoch (counter 0) when term is above the last
+// one a write was seen in.
+func (f *FSM) advanceTerm(term uint64) {
+	if term > f.lastTerm {
+		f.lastTerm = term
+		f.epoch++
+		f.counter = 0
+		f.lastZxid = Zxid(int64(f.epoch) << 32)
+	}
 }
 
 // Apply applies one committed entry of the given raft term and returns its
@@ -193,6 +217,16 @@ func (f *FSM) apply(term uint64, e *Entry) Output {
 		}
 		return out
 	}
+	switch e.Op {
+	case wire.OpReconfig:
+		return f.applyReconfig(e)
+	case OpReconfigCommit:
+		return f.applyReconfigCommit(term, e, false)
+	case OpReconfigAbort:
+		return f.applyReconfigAbort(e)
+	case OpInitialMembership:
+		return f.applyInitialMembership(term, e)
+	}
 	if e.Op == wire.OpPing {
 		// A touch: liveness news for the leader, no state change, no zxid.
 		var rec TouchRecord
@@ -241,11 +275,14 @@ func (f *FSM) apply(term uint64, e *Entry) Output {
 		return out
 	}
 
-	if s, ok := f.sessions[e.Session]; !ok {
-		out.Err = wire.ErrSessionExpired
+	if e.Local && CreatesEphemeral(e.Op, e.Body, f.opts.MaxBuffer) {
+		// A local session is known only to its proposer: no ephemeral,
+		// which nothing would ever delete.
+		out.Err = wire.ErrEphemeralOnLocalSession
 		return out
-	} else if s.Owner != NoOwner && s.Owner != e.Origin {
-		out.Err = wire.ErrSessionMoved
+	}
+	if code := f.checkSession(e); code != wire.CodeOK {
+		out.Err = code
 		return out
 	}
 	if e.Op == wire.OpMulti {
@@ -283,6 +320,22 @@ func (f *FSM) apply(term uint64, e *Entry) Output {
 	return out
 }
 
+// checkSession is the session check of a client's write: the session must
+// live and be owned by the entry's origin, unless it is a local session.
+func (f *FSM) checkSession(e *Entry) wire.Code {
+	if e.Local {
+		return wire.CodeOK // known only to its proposer (localSessionsEnabled)
+	}
+	s, ok := f.sessions[e.Session]
+	switch {
+	case !ok:
+		return wire.ErrSessionExpired
+	case s.Owner != NoOwner && s.Owner != e.Origin:
+		return wire.ErrSessionMoved
+	}
+	return wire.CodeOK
+}
+
 type opResult struct {
 	resp    wire.Record
 	changes []tree.Change
@@ -313,11 +366,6 @@ func (f *FSM) applyOp(op wire.OpCode, req wire.Record, c tree.Caller, m tree.Met
 			return opResult{}, err
 		}
 		return opResult{resultType: wire.OpCheck}, f.tree.Check(r.Path, r.Version, c)
-	case *wire.ReconfigRequest:
-		if f.opts.ReconfigEnabled {
-			return opResult{}, wire.ErrUnimplemented
-		}
-		return opResult{}, wire.ErrReconfigDisabled
 	}
 	return opResult{}, wire.ErrUnimplemented
 }
@@ -389,6 +437,30 @@ func isMultiWrite(op wire.OpCode) bool {
 	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL,
 		wire.OpDelete, wire.OpSetData, wire.OpCheck:
 		return true
+	}
+	return false
+}
+
+// CreatesEphemeral reports whether a create, create2 or multi request
+// body asks for an ephemeral node (ZooKeeper's test for upgrading a local
+// session: containers and TTL nodes are not ephemeral). A body that does
+// not decode creates nothing.
+func CreatesEphemeral(op wire.OpCode, body []byte, maxBuffer int) bool {
+	switch op {
+	case wire.OpCreate, wire.OpCreate2:
+		var req wire.CreateRequest
+		return wire.Unmarshal(body, &req, maxBuffer) == nil && wire.CreateMode(req.Flags).Ephemeral()
+	case wire.OpMulti:
+		var req wire.MultiRequest
+		if wire.Unmarshal(body, &req, maxBuffer) != nil {
+			return false
+		}
+		for _, op := range req.Ops {
+			if c, ok := op.Req.(*wire.CreateRequest); ok && (op.Type == wire.OpCreate || op.Type == wire.OpCreate2) &&
+				wire.CreateMode(c.Flags).Ephemeral() {
+				return true
+			}
+		}
 	}
 	return false
 }

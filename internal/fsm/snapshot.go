@@ -20,21 +20,46 @@ import (
 // opposed to an error of the reader itself).
 var ErrBadSnapshot = errors.New("fsm: invalid snapshot")
 
+// ErrNewerSnapshot is wrapped by the error Restore, DumpSnapshot and
+// InspectSnapshot return for a stream of a version newer than this build
+// reads: a newer Warden wrote it. It is not damage; it needs that newer
+// build.
+var ErrNewerSnapshot = errors.New("fsm: snapshot written by a newer version of Warden")
+
 // Snapshot stream constants (see the package doc for the format).
+//
+// To change the format (a new kind of frame, a new field): add the next
+// version's constant, make snapVersion that constant, write the change
+// only in it, and read it only when sr.version is at least it, keeping
+// every older version's path: a build reads every version from 1 to
+// snapVersion, and refuses a newer one with ErrNewerSnapshot. Then add a
+// golden data directory of the new version (internal/node's
+// TestGoldenDataDirs says how), keeping the older ones.
 const (
 	snapMagic = "WRDNSNAP"
-	// snapVersion is the version written; version 1 (sessions without
-	// an owner) is still read.
-	snapVersion = 2
+	// snapVersion1 is the first version: sessions without an owner.
+	snapVersion1 = 1
+	// snapVersionOwner adds the owner of each session.
+	snapVersionOwner = 2
+	// snapVersionMembership adds the members frame (the replicated
+	// membership of dynamic reconfiguration).
+	snapVersionMembership = 3
+	// snapVersion is the version written, the newest this build reads.
+	snapVersion = snapVersionMembership
 
 	kindHeader  = 'H'
 	kindSession = 'S'
 	kindNode    = 'N'
+	kindMembers = 'M'
 	kindEnd     = 'E'
 
 	frameOverhead = 8    // length + crc
 	frameSlack    = 4096 // fixed-size fields of a node frame, with room to spare
 )
+
+// SnapshotVersion is the snapshot stream version this build writes, the
+// newest it reads.
+const SnapshotVersion = snapVersion
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -212,6 +237,9 @@ func (f *FSM) WriteSnapshot(w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := sw.frame(func(e *wire.Encoder) { f.encodeMembers(e) }); err != nil {
+		return err
+	}
 	err = sw.frame(func(e *wire.Encoder) {
 		e.Byte(kindEnd)
 		e.Int64(h.sessions)
@@ -233,7 +261,9 @@ type snapReader struct {
 	cur      int   // number of the frame being read or last read
 	buf      bytes.Buffer
 	hdr      snapHeader
-	version  uint32 // of the stream, from the preamble
+	// members receives the membership frame's state.
+	members FSM
+	version uint32 // of the stream, from the preamble
 }
 
 func newSnapReader(r io.Reader, maxField int) *snapReader {
@@ -267,8 +297,12 @@ func (sr *snapReader) preamble() error {
 		return sr.fail(0, "not a Warden snapshot stream (magic %q)", p[:8])
 	}
 	v := binary.BigEndian.Uint32(p[8:])
-	if v != 1 && v != snapVersion {
-		return sr.fail(8, "snapshot format version %d is not supported (this build reads versions 1 and %d)", v, snapVersion)
+	if v > snapVersion {
+		return fmt.Errorf("%w: at byte 8: the stream is of format version %d and this build reads versions 1 to %d; "+
+			"run the Warden release that wrote it, or a later one", ErrNewerSnapshot, v, snapVersion)
+	}
+	if v < snapVersion1 {
+		return sr.fail(8, "snapshot format version %d is not supported (this build reads versions 1 to %d)", v, snapVersion)
 	}
 	sr.version = v
 	sr.off = 12
@@ -285,6 +319,8 @@ func (sr *snapReader) frameName(kind byte) string {
 		return fmt.Sprintf("frame %d (session %d of %d)", sr.cur, sr.cur, sr.hdr.sessions)
 	case kindNode:
 		return fmt.Sprintf("frame %d (node %d of %d)", sr.cur, int64(sr.cur)-sr.hdr.sessions, sr.hdr.nodes)
+	case kindMembers:
+		return fmt.Sprintf("frame %d (the membership)", sr.cur)
 	}
 	return fmt.Sprintf("frame %d (the end)", sr.cur)
 }
@@ -368,7 +404,7 @@ func (sr *snapReader) sessions(fn func(id int64, s Session) error) error {
 		}
 		id := d.Int64()
 		s := Session{Timeout: d.Int32(), Passwd: d.Buffer(), Owner: NoOwner}
-		if sr.version >= 2 {
+		if sr.version >= snapVersionOwner {
 			s.Owner = d.Int64()
 		}
 		name := fmt.Sprintf("session %#x (frame %d)", id, sr.cur)
@@ -404,8 +440,19 @@ func (sr *snapReader) nodes(fn func(tree.NodeRecord) error) error {
 	return nil
 }
 
-// end reads the end frame and checks that the stream ends there.
+// end reads the membership frame (snapVersionMembership on), then the end frame, and
+// checks that the stream ends there.
 func (sr *snapReader) end() error {
+	if sr.version >= snapVersionMembership {
+		d, start, err := sr.next(kindMembers)
+		if err != nil {
+			return err
+		}
+		sr.members.decodeMembers(d)
+		if err := sr.finish(d, start, sr.frameName(kindMembers)); err != nil {
+			return err
+		}
+	}
 	d, start, err := sr.next(kindEnd)
 	if err != nil {
 		return err
@@ -467,5 +514,40 @@ func Restore(opts Options, r io.Reader) (*FSM, error) {
 		return nil, err
 	}
 	f.tree = t
+	f.members, f.pending, f.joint = sr.members.members, sr.members.pending, sr.members.joint
 	return f, nil
+}
+
+// encodeMembers writes the membership frame: 'M' | has membership bool |
+// [version int64 | servers] | joint bool | has pending bool | [origin
+// int64 | reqID int64 | session int64 | servers], servers being a vector
+// of (id int64 | host ustring | quorumPort int32 | electionPort int32 |
+// observer bool | clientHost ustring | clientPort int32).
+func (f *FSM) encodeMembers(e *wire.Encoder) {
+	e.Byte(kindMembers)
+	e.Bool(f.members != nil)
+	if f.members != nil {
+		e.Int64(int64(f.members.Version))
+		encodeServers(e, f.members.Servers)
+	}
+	e.Bool(f.joint)
+	e.Bool(f.pending != nil)
+	if p := f.pending; p != nil {
+		e.Int64(p.Origin)
+		e.Int64(p.ReqID)
+		e.Int64(int64(p.Session))
+		encodeServers(e, p.Servers)
+	}
+}
+
+// decodeMembers reads what encodeMembers wrote (after the kind byte) into
+// f's membership fields.
+func (f *FSM) decodeMembers(d *wire.Decoder) {
+	if d.Bool() {
+		f.members = &Membership{Version: Zxid(d.Int64()), Servers: decodeServers(d)}
+	}
+	f.joint = d.Bool()
+	if d.Bool() {
+		f.pending = &PendingReconfig{Origin: d.Int64(), ReqID: d.Int64(), Session: SessionID(d.Int64()), Servers: decodeServers(d)}
+	}
 }

@@ -278,12 +278,13 @@ func TestNewFromState(t *testing.T) {
 
 // stream builds a snapshot stream by hand for the error tests.
 type stream struct {
-	buf bytes.Buffer
-	sw  *snapWriter
+	buf     bytes.Buffer
+	sw      *snapWriter
+	version uint32
 }
 
 func newStream(magic string, version uint32) *stream {
-	st := &stream{}
+	st := &stream{version: version}
 	st.buf.WriteString(magic)
 	st.buf.Write(binary.BigEndian.AppendUint32(nil, version))
 	st.sw = &snapWriter{w: bufio.NewWriter(&st.buf)}
@@ -315,7 +316,11 @@ func (st *stream) reserved() *stream {
 	return st
 }
 
+// end adds the end frame, after an empty membership frame from version 3.
 func (st *stream) end(sessions, nodes int64) *stream {
+	if st.version >= snapVersionMembership {
+		st.frame(New(Options{}).encodeMembers)
+	}
 	return st.frame(func(e *wire.Encoder) { e.Byte(kindEnd); e.Int64(sessions); e.Int64(nodes) })
 }
 
@@ -349,7 +354,7 @@ func TestRestoreErrors(t *testing.T) {
 	}{
 		{"empty", nil, "at byte 0: stream ends inside the preamble"},
 		{"magic", newStream("ZKSNAP00", snapVersion).bytes(), "not a Warden snapshot stream"},
-		{"version", newStream(snapMagic, 3).bytes(), "at byte 8: snapshot format version 3 is not supported"},
+		{"version", newStream(snapMagic, 0).bytes(), "at byte 8: snapshot format version 0 is not supported"},
 		{"checksum", flipped, "checksum mismatch"},
 		{"huge frame", huge, "at byte 12: frame 0 (the header): length 2147483647 is outside"},
 		{"zxid state", newStream(snapMagic, snapVersion).header(snapHeader{epoch: 1, counter: 2, lastZxid: 5, nodes: 4}).bytes(), "lastZxid 0x5 does not match epoch 1 and counter 2"},
@@ -358,14 +363,14 @@ func TestRestoreErrors(t *testing.T) {
 		{"short header", newStream(snapMagic, snapVersion).frame(func(e *wire.Encoder) { e.Byte(kindHeader); e.Int32(1) }).bytes(), "frame 0 (the header): wire: record is truncated"},
 		{"sessions order", newStream(snapMagic, snapVersion).header(hdr(2, 4)).session(9).session(3).bytes(), "session 0x3 (frame 2): ids not in increasing order"},
 		{"node for session", newStream(snapMagic, snapVersion).header(hdr(2, 4)).session(9).reserved().bytes(), "frame 2 (session 2 of 2): kind 'N', want 'S'"},
-		{"node missing", newStream(snapMagic, snapVersion).header(hdr(0, 5)).reserved().end(0, 5).bytes(), "frame 5 (node 5 of 5): kind 'E', want 'N'"},
+		{"node missing", newStream(snapMagic, snapVersion).header(hdr(0, 5)).reserved().end(0, 5).bytes(), "frame 5 (node 5 of 5): kind 'M', want 'N'"},
 		{"missing config", newStream(snapMagic, snapVersion).header(hdr(0, 4)).node(tree.NodeRecord{Path: "/"}).node(tree.NodeRecord{Path: "/zookeeper"}).
 			node(tree.NodeRecord{Path: "/zookeeper/quota"}).node(tree.NodeRecord{Path: "/zookeeper/other"}).end(0, 4).bytes(), "reserved node /zookeeper/config is missing"},
 		{"orphan", newStream(snapMagic, snapVersion).header(hdr(0, 5)).reserved().node(orphan).bytes(), `node "/x/y" (frame 5): tree: invalid node records: "/x/y" comes before its parent "/x"`},
 		{"no reserved", newStream(snapMagic, snapVersion).header(hdr(0, 4)).node(tree.NodeRecord{Path: "/"}).node(tree.NodeRecord{Path: "/a"}).node(tree.NodeRecord{Path: "/b"}).node(tree.NodeRecord{Path: "/c"}).end(0, 4).bytes(), "reserved node /zookeeper is missing"},
 		{"end counts", newStream(snapMagic, snapVersion).header(hdr(1, 4)).session(7).reserved().end(0, 4).bytes(), "the end frame counts 0 sessions and 4 nodes, the header 1 and 4"},
 		{"trailing", append(bytes.Clone(valid), 0), fmt.Sprintf("at byte %d: bytes after the end frame", len(valid))},
-		{"truncated", valid[:len(valid)-3], "frame 6 (the end): the snapshot is truncated"},
+		{"truncated", valid[:len(valid)-3], "frame 7 (the end): the snapshot is truncated"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -381,7 +386,10 @@ func TestRestoreErrors(t *testing.T) {
 }
 
 // TestRestoreEveryPrefixAndFlip cuts a snapshot at every length and flips
-// every byte: Restore always fails cleanly.
+// every byte: Restore always fails cleanly. (The preamble has no
+// checksum: a flip in the version makes a version this build does not
+// know, refused as written by a newer Warden; in a snapshot file, the
+// file's checksum catches the flip first.)
 func TestRestoreEveryPrefixAndFlip(t *testing.T) {
 	snap := snapshot(t, randomFSM(t, 3, 60))
 	for n := 0; n < len(snap); n++ {
@@ -392,7 +400,8 @@ func TestRestoreEveryPrefixAndFlip(t *testing.T) {
 	for i := range snap {
 		bad := bytes.Clone(snap)
 		bad[i] ^= 0x40
-		if _, err := Restore(snapOpts, bytes.NewReader(bad)); !errors.Is(err, ErrBadSnapshot) {
+		_, err := Restore(snapOpts, bytes.NewReader(bad))
+		if !errors.Is(err, ErrBadSnapshot) && !(i >= 8 && i < 12 && errors.Is(err, ErrNewerSnapshot)) {
 			t.Fatalf("byte %d flipped: err = %v", i, err)
 		}
 	}

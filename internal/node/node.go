@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/wardenzk/warden/internal/config"
 	"github.com/wardenzk/warden/internal/fsm"
 	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/internal/replica"
@@ -45,6 +47,9 @@ type Hooks struct {
 	// RoleChanged runs when the leader or this member's role changed,
 	// without the state lock.
 	RoleChanged func(Role)
+	// RaftMembersChanged runs after a raft conf change was applied (see
+	// RaftMembers), without the state lock.
+	RaftMembersChanged func()
 }
 
 // Config configures a Node.
@@ -84,6 +89,14 @@ type Config struct {
 	ProposeTimeout time.Duration
 	// Hooks are the server's callbacks.
 	Hooks Hooks
+	// DrainTime is how long a member a reconfig removed stays a raft
+	// learner, serving the clients still connected to it, before the
+	// leader takes it out of raft. Default 10 election timeouts.
+	DrainTime time.Duration
+	// InitialMembership, when set (an ensemble with reconfigEnabled), is
+	// put into the log by the first leader, giving the configuration a
+	// version (fsm.OpInitialMembership).
+	InitialMembership []config.Server
 	// Logger receives the node's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Metrics receives the node's measurements (elections, commits,
@@ -163,6 +176,19 @@ type Node struct {
 	lead uint64
 	// elect times elections for the metrics; apply goroutine only.
 	elect electionClock
+	// confState is the raft membership as of the applied index (what a
+	// snapshot of the state records); apply goroutine only, written under
+	// mu.
+	confState *raftpb.ConfState
+	// reconf is the leader's progress on a pending reconfig, initialAt
+	// when it last proposed the initial membership; apply goroutine only.
+	reconf    reconfigDriver
+	initialAt time.Time
+	// draining maps the removed members still raft learners to when this
+	// leader first saw them; drainAt is when it last proposed a removal
+	// (drainRemoved).
+	draining map[uint64]time.Time
+	drainAt  time.Time
 
 	propMu sync.Mutex
 	// propLast, propMin and propMax are the sizes in bytes of the raft
@@ -201,6 +227,9 @@ type waiter struct {
 	deadline time.Time
 	size     int  // bytes of the encoded entry
 	handed   bool // handed to raft (counted in Node.inFlight)
+	// deferred is set once the entry is applied and its answer comes
+	// with a later entry (fsm.Output.Deferred).
+	deferred bool
 }
 
 // Open recovers the member from its directories: the newest valid
@@ -224,6 +253,9 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if cfg.MaxProposalBytes <= 0 {
 		cfg.MaxProposalBytes = DefaultMaxProposalBytes
+	}
+	if cfg.DrainTime <= 0 {
+		cfg.DrainTime = 10 * time.Duration(max(cfg.ElectionTicks, 10)) * max(cfg.Tick, 5*time.Millisecond)
 	}
 	if trigger := cfg.MaxLogBytes / 4; cfg.SnapBytes == 0 || trigger < cfg.SnapBytes {
 		cfg.SnapBytes = trigger
@@ -259,6 +291,7 @@ func Open(cfg Config) (*Node, error) {
 		n.lastSnap.Store(&SnapshotMark{Zxid: rec.fsm.LastZxid(), Time: *rec.snapAt})
 	}
 	n.snap.last = rec.base.GetIndex()
+	n.confState = rec.base.GetConfState()
 	n.applied.Store(rec.base.GetIndex())
 	return n, nil
 }
@@ -304,6 +337,7 @@ func (n *Node) Run() error {
 		ElectionTicks:  cfg.ElectionTicks,
 		HeartbeatTicks: cfg.HeartbeatTicks,
 		Campaign:       len(cfg.Members) == 0,
+		FastStart:      len(cfg.Members) > 0 && highestVoter(ms, cfg.ID.RaftID()),
 		MaxLogBytes:    cfg.MaxLogBytes,
 		// Each member keeps its own proposals in flight under
 		// MaxProposalBytes; raft's own limit only catches what escapes.
@@ -311,7 +345,7 @@ func (n *Node) Run() error {
 		LostEntries:         n.lostEntries,
 		PeerSync:            n.peerSync,
 		LeaderUnreachable: func() {
-			n.failAll(fmt.Errorf("%w: this member could not reach its leader", ErrProposalLost), false, time.Time{})
+			n.failAll(fmt.Errorf("%w: this member could not reach its leader", ErrProposalLost), failUndecided, time.Time{})
 		},
 		Fatal:  cfg.Fatal,
 		Logger: n.log,
@@ -409,6 +443,11 @@ func (n *Node) Leader() (MemberID, bool) {
 	}
 	return MemberOf(st.Lead), true
 }
+
+// LeaderMoving reports whether the member knows no leader because
+// leadership is being handed over (a reconfig removed the leader): the
+// next one is a round trip away.
+func (n *Node) LeaderMoving() bool { return n.Role() == Looking && n.raft.Status().Moving }
 
 // Term returns the current raft term.
 func (n *Node) Term() uint64 { return n.raft.Status().Term }
@@ -560,14 +599,40 @@ func (n *Node) proposals() []replica.Proposal {
 			size += len(pending[k])
 			k++
 		}
-		batchIDs := ids[:k:k]
+		batchIDs, batch := ids[:k:k], pending[:k:k]
 		out = append(out, replica.Proposal{
-			Data:    fsm.EncodeBatch(pending[:k]),
-			Dropped: func(err error) { n.fail(batchIDs, fmt.Errorf("%w: raft dropped it (%v)", ErrProposalLost, err)) },
+			Data:     fsm.EncodeBatch(batch),
+			Dropped:  func(err error) { n.fail(batchIDs, fmt.Errorf("%w: raft dropped it (%v)", ErrProposalLost, err)) },
+			Deferred: func() { n.requeue(batchIDs, batch) },
 		})
 		pending, ids = pending[k:], ids[k:]
 	}
 	return out
+}
+
+// requeue puts entries raft refused while leadership moves back at the
+// head of the pending queue, in order: they were never in the log, and go
+// to the next leader (the apply loop wakes the raft loop every tick while
+// entries wait). Those whose waiter was answered meanwhile are dropped.
+func (n *Node) requeue(ids []int64, data [][]byte) {
+	n.waitMu.Lock()
+	defer n.waitMu.Unlock()
+	var keepIDs []int64
+	var keep [][]byte
+	for i, id := range ids {
+		w := n.waiters[id]
+		if w == nil {
+			continue
+		}
+		if w.handed {
+			w.handed, w.deadline = false, time.Time{}
+			n.inFlight -= w.size
+		}
+		keepIDs = append(keepIDs, id)
+		keep = append(keep, data[i])
+	}
+	n.pending = append(keep, n.pending...)
+	n.pendIDs = append(keepIDs, n.pendIDs...)
 }
 
 // fail answers the given waiters with err.
@@ -590,13 +655,29 @@ func (n *Node) fail(ids []int64, err error) {
 	n.wakeIfPending()
 }
 
-// failAll answers every waiter with err (and, when expiredOnly, only those
-// past their deadline).
-func (n *Node) failAll(err error, expiredOnly bool, now time.Time) {
+// failWhich says which waiters failAll answers.
+type failWhich int
+
+const (
+	// failEvery answers every waiter.
+	failEvery failWhich = iota
+	// failExpired answers those past their deadline.
+	failExpired
+	// failUndecided answers those whose entry may be lost: not the ones
+	// still in the pending queue (never offered to raft), nor the
+	// deferred ones, whose entry is in the log and whose answer the log
+	// will bring (a pending reconfig, driven by whichever member leads).
+	failUndecided
+)
+
+// failAll answers the waiters which selects with err (now is the time
+// failExpired compares deadlines with).
+func (n *Node) failAll(err error, which failWhich, now time.Time) {
 	var dones []Done
 	n.waitMu.Lock()
 	for id, w := range n.waiters {
-		if expiredOnly && (w.deadline.IsZero() || now.Before(w.deadline)) {
+		if which == failExpired && (w.deadline.IsZero() || now.Before(w.deadline)) ||
+			which == failUndecided && (w.deferred || !w.handed) {
 			continue
 		}
 		delete(n.waiters, id)
@@ -646,7 +727,7 @@ func (n *Node) shutdown() {
 	close(n.stopc)
 	n.applyWG.Wait()
 	n.snap.wait()
-	n.failAll(fmt.Errorf("%w: server stopping", ErrProposalLost), false, time.Time{})
+	n.failAll(fmt.Errorf("%w: server stopping", ErrProposalLost), failEvery, time.Time{})
 	n.disk.close()
 }
 
@@ -656,8 +737,23 @@ func (n *Node) applyLoop() {
 	defer n.applyWG.Done()
 	sweep := time.NewTicker(min(time.Second, max(n.cfg.ProposeTimeout/2, time.Millisecond)))
 	defer sweep.Stop()
+	// A pending reconfig is driven on each tick too, as the log may be
+	// idle.
+	var driveC <-chan time.Time
+	if !n.Standalone() {
+		tick := n.cfg.Tick
+		if tick <= 0 {
+			tick = 100 * time.Millisecond
+		}
+		drive := time.NewTicker(tick)
+		defer drive.Stop()
+		driveC = drive.C
+	}
 	for {
 		select {
+		case <-driveC:
+			n.driveReconfig()
+			n.wakeIfPending()
 		case u := <-n.updates:
 			if !n.applyUpdate(u) {
 				return
@@ -665,7 +761,7 @@ func (n *Node) applyLoop() {
 		case reply := <-n.cloneReq:
 			reply <- n.cloneState()
 		case now := <-sweep.C:
-			n.failAll(fmt.Errorf("%w: not applied within %v", ErrProposalLost, n.cfg.ProposeTimeout), true, now)
+			n.failAll(fmt.Errorf("%w: not applied within %v", ErrProposalLost, n.cfg.ProposeTimeout), failExpired, now)
 		case <-n.stopc:
 			return
 		}
@@ -682,10 +778,16 @@ func (n *Node) applyUpdate(u replica.Update) bool {
 	}
 	for _, re := range u.Entries {
 		if re.GetIndex() <= n.applied.Load() {
-			continue // already in the state (replayed, or in a snapshot)
+			n.raft.TakeConfState(re.GetIndex()) // its membership is in the state already
+			continue                            // already in the state (replayed, or in a snapshot)
 		}
-		if re.GetType() == raftpb.EntryType_EntryNormal && len(re.GetData()) > 0 {
-			if !n.applyEntry(re) {
+		switch re.GetType() {
+		case raftpb.EntryType_EntryNormal:
+			if len(re.GetData()) > 0 && !n.applyEntry(re) {
+				return false
+			}
+		case raftpb.EntryType_EntryConfChange, raftpb.EntryType_EntryConfChangeV2:
+			if !n.applyConfEntry(re) {
 				return false
 			}
 		}
@@ -706,17 +808,24 @@ func (n *Node) applyUpdate(u replica.Update) bool {
 	default:
 	}
 	n.maybeSnapshot()
+	n.driveReconfig()
 	return true
 }
 
 // applyEntry applies the fsm entries of one raft entry under the state
 // lock, answering this member's waiters.
 func (n *Node) applyEntry(re *raftpb.Entry) bool {
-	entries, err := fsm.DecodeEntries(re.GetData(), 0)
+	return n.applyData(re.GetIndex(), re.GetTerm(), re.GetData(), false)
+}
+
+// applyData applies the fsm entries encoded in data, of the raft entry at
+// index and term; viaConf marks the context of a raft conf change.
+func (n *Node) applyData(index, term uint64, data []byte, viaConf bool) bool {
+	entries, err := fsm.DecodeEntries(data, 0)
 	if err != nil {
 		// Entries are written by servers, never by clients: a bad one
 		// means the log is corrupt, and going on would diverge.
-		n.fatal(fmt.Errorf("node: undecodable log entry at index %d: %w", re.GetIndex(), err))
+		n.fatal(fmt.Errorf("node: undecodable log entry at index %d: %w", index, err))
 		return false
 	}
 	self := int64(n.cfg.ID)
@@ -725,7 +834,12 @@ func (n *Node) applyEntry(re *raftpb.Entry) bool {
 	defer n.mu.Unlock()
 	for i := range entries {
 		e := &entries[i]
-		out := n.fsm.Apply(re.GetTerm(), e)
+		var out fsm.Output
+		if viaConf {
+			out = n.fsm.ApplyConfChange(term, e)
+		} else {
+			out = n.fsm.Apply(term, e)
+		}
 		if e.Op == fsm.OpRejoin {
 			n.rejoin(MemberID(e.Origin))
 		}
@@ -737,6 +851,10 @@ func (n *Node) applyEntry(re *raftpb.Entry) bool {
 		}
 		n.waitMu.Lock()
 		w := n.waiters[e.ReqID]
+		if w != nil && out.Deferred {
+			w.deferred = true
+			w = nil
+		}
 		if w != nil {
 			delete(n.waiters, e.ReqID)
 			n.answeredLocked(w)
@@ -754,24 +872,12 @@ func (n *Node) applyEntry(re *raftpb.Entry) bool {
 // ErrProposalLost (ZooKeeper's followers drop their clients then).
 func (n *Node) roleChanged(st *replica.Status) {
 	old := n.Role()
-	var r Role
-	switch {
-	case len(n.cfg.Members) == 0 && st.State == raft.StateLeader:
-		r = Standalone
-	case st.Lead == 0:
-		r = Looking
-	case st.State == raft.StateLeader:
-		r = Leading
-	case n.isLearner():
-		r = Observing
-	default:
-		r = Following
-	}
+	r := n.roleOf(st)
 	n.waitMu.Lock()
 	n.role.Store(int32(r))
 	n.waitMu.Unlock()
 	if n.lead != 0 && st.Lead != n.lead {
-		n.failAll(fmt.Errorf("%w: the leader changed", ErrProposalLost), false, time.Time{})
+		n.failAll(fmt.Errorf("%w: the leader changed", ErrProposalLost), failUndecided, time.Time{})
 	}
 	n.observeRole(old, r, n.lead, st, time.Now())
 	n.lead = st.Lead
@@ -782,6 +888,31 @@ func (n *Node) roleChanged(st *replica.Status) {
 	if h := n.cfg.Hooks.RoleChanged; h != nil {
 		h(r)
 	}
+}
+
+// highestVoter reports whether id is the highest voter of the recovered
+// membership.
+func highestVoter(ms *raft.MemoryStorage, id uint64) bool {
+	_, cs, err := ms.InitialState()
+	if err != nil {
+		return false
+	}
+	return slices.Contains(cs.GetVoters(), id) && slices.Max(cs.GetVoters()) == id
+}
+
+// roleOf is the role raft's status st means for this member.
+func (n *Node) roleOf(st *replica.Status) Role {
+	switch {
+	case len(n.cfg.Members) == 0 && st.State == raft.StateLeader:
+		return Standalone
+	case st.Lead == 0:
+		return Looking
+	case st.State == raft.StateLeader:
+		return Leading
+	case n.isLearner():
+		return Observing
+	}
+	return Following
 }
 
 // lostEntries is the raft loop's LostEntries: this member asks the leader,

@@ -159,7 +159,12 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 			rec.source = "write-ahead log"
 		}
 	}
-	if err := checkMembership(cfg, rec.base.GetConfState()); err != nil {
+	for _, e := range ents {
+		if e.GetIndex() > rec.base.GetIndex() {
+			rec.ents = append(rec.ents, e)
+		}
+	}
+	if err := checkMembership(cfg, rec.base.GetConfState(), rec.ents); err != nil {
 		return fail(err)
 	}
 	if walSnap.GetIndex() < rec.base.GetIndex() {
@@ -169,28 +174,95 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 			return fail(fmt.Errorf("node: mark snapshot in write-ahead log: %w", err))
 		}
 	}
-	for _, e := range ents {
-		if e.GetIndex() > rec.base.GetIndex() {
-			rec.ents = append(rec.ents, e)
-		}
-	}
 	rec.hs = hs
 	return d, rec, nil
 }
 
 // checkMembership refuses a data directory made for another membership
 // than zoo.cfg's server lines: raft would go on with the recorded one, and
-// the member would not be what the configuration says.
-func checkMembership(cfg *Config, cs *raftpb.ConfState) error {
+// the member would not be what the configuration says. A reconfig changes
+// the membership with a conf change entry, and the member rewrites its
+// server lines (the dynamic configuration file) only once it applied it:
+// the lines may name the membership of base (the snapshot recovered from)
+// or the one after any conf change entry of ents (the log after it), the
+// last of which may not even have been committed when the member stopped.
+func checkMembership(cfg *Config, base *raftpb.ConfState, ents []*raftpb.Entry) error {
 	voters, learners := confState(cfg.ID, cfg.Members)
-	gotV := slices.Sorted(slices.Values(cs.GetVoters()))
-	gotL := slices.Sorted(slices.Values(cs.GetLearners()))
-	if slices.Equal(voters, gotV) && slices.Equal(learners, gotL) {
-		return nil
+	gotV := slices.Sorted(slices.Values(base.GetVoters()))
+	gotL := slices.Sorted(slices.Values(base.GetLearners()))
+	for i := 0; ; i++ {
+		// Learners zoo.cfg does not name may be members a reconfig
+		// removed, draining (see DrainTime).
+		if slices.Equal(voters, gotV) && subset(learners, gotL) {
+			return nil
+		}
+		for i < len(ents) && !isConfChange(ents[i]) {
+			i++
+		}
+		if i == len(ents) {
+			break
+		}
+		cc, err := confChangeOf(ents[i])
+		if err != nil {
+			return fmt.Errorf("node: write-ahead log entry %d: %w", ents[i].GetIndex(), err)
+		}
+		gotV, gotL = applyConfChange(gotV, gotL, cc)
 	}
 	return fmt.Errorf("node: the data directory %s belongs to an ensemble whose members are %s, but zoo.cfg gives %s: "+
 		"use the server.N lines the data was written with, or start this member from an empty dataDir so it joins by snapshot",
 		cfg.DataDir, describeMembers(gotV, gotL), describeMembers(voters, learners))
+}
+
+// subset reports whether every id of a is in b.
+func subset(a, b []uint64) bool {
+	for _, id := range a {
+		if !slices.Contains(b, id) {
+			return false
+		}
+	}
+	return true
+}
+
+func isConfChange(e *raftpb.Entry) bool {
+	t := e.GetType()
+	return t == raftpb.EntryType_EntryConfChange || t == raftpb.EntryType_EntryConfChangeV2
+}
+
+// confChangeOf decodes a conf change entry.
+func confChangeOf(e *raftpb.Entry) (*raftpb.ConfChangeV2, error) {
+	if e.GetType() == raftpb.EntryType_EntryConfChange {
+		var cc raftpb.ConfChange
+		if err := proto.Unmarshal(e.GetData(), &cc); err != nil {
+			return nil, err
+		}
+		return cc.AsV2(), nil
+	}
+	var cc raftpb.ConfChangeV2
+	if err := proto.Unmarshal(e.GetData(), &cc); err != nil {
+		return nil, err
+	}
+	return &cc, nil
+}
+
+// applyConfChange returns the sorted voters and learners the membership
+// has once cc completes (a joint configuration's incoming side; leaving
+// it changes nothing).
+func applyConfChange(voters, learners []uint64, cc *raftpb.ConfChangeV2) ([]uint64, []uint64) {
+	voters, learners = slices.Clone(voters), slices.Clone(learners)
+	for _, c := range cc.GetChanges() {
+		id := c.GetNodeId()
+		voters = slices.DeleteFunc(voters, func(x uint64) bool { return x == id })
+		learners = slices.DeleteFunc(learners, func(x uint64) bool { return x == id })
+		switch c.GetType() {
+		case raftpb.ConfChangeType_ConfChangeAddNode:
+			voters = append(voters, id)
+		case raftpb.ConfChangeType_ConfChangeAddLearnerNode:
+			learners = append(learners, id)
+		}
+	}
+	slices.Sort(voters)
+	slices.Sort(learners)
+	return voters, learners
 }
 
 func describeMembers(voters, learners []uint64) string {

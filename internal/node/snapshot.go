@@ -26,6 +26,9 @@ type snapState struct {
 	// since counts entry bytes applied after it. Apply goroutine only.
 	last  uint64
 	since uint64
+	// force asks for a snapshot at the next chance whatever the counts
+	// (a member was added: see applyConfEntry). Apply goroutine only.
+	force bool
 	// busy is set while a background Save runs; wg waits for it.
 	busy atomic.Bool
 	wg   sync.WaitGroup
@@ -51,15 +54,16 @@ func (n *Node) maybeSnapshot() {
 	}
 	applied := n.applied.Load()
 	bySize := n.cfg.SnapBytes > 0 && s.since >= n.cfg.SnapBytes
-	if applied == s.last || (applied-s.last < n.cfg.SnapCount && !bySize) {
+	if applied == s.last || (applied-s.last < n.cfg.SnapCount && !bySize && !s.force) {
 		return
 	}
+	s.force = false
 	term, err := n.raft.Term(applied)
 	if err != nil {
 		n.log.Error("snapshot skipped: no term for the applied index", "index", applied, "err", err)
 		return
 	}
-	meta := &raftpb.SnapshotMetadata{Index: proto.Uint64(applied), Term: proto.Uint64(term), ConfState: n.raft.ConfState()}
+	meta := &raftpb.SnapshotMetadata{Index: proto.Uint64(applied), Term: proto.Uint64(term), ConfState: n.confState}
 	// A brief exclusive lock for a copy-on-write clone; written later
 	// without any lock.
 	n.mu.Lock()
@@ -121,6 +125,7 @@ func (n *Node) install(meta *raftpb.SnapshotMetadata) error {
 	}
 	n.mu.Lock()
 	n.fsm = f
+	n.confState = meta.GetConfState()
 	if h := n.cfg.Hooks.Installed; h != nil {
 		h()
 	}
@@ -128,7 +133,7 @@ func (n *Node) install(meta *raftpb.SnapshotMetadata) error {
 	n.applied.Store(meta.GetIndex())
 	s.last, s.since = meta.GetIndex(), 0
 	n.lastSnap.Store(&SnapshotMark{Zxid: f.LastZxid(), Time: time.Now()})
-	n.failAll(fmt.Errorf("%w: the state was replaced by a snapshot from the leader", ErrProposalLost), false, time.Time{})
+	n.failAll(fmt.Errorf("%w: the state was replaced by a snapshot from the leader", ErrProposalLost), failEvery, time.Time{})
 	n.log.Info("installed a snapshot from the leader", "index", meta.GetIndex(), "term", meta.GetTerm())
 	return nil
 }
@@ -165,7 +170,7 @@ func (n *Node) cloneState() clonedState {
 	if err != nil {
 		return clonedState{err: fmt.Errorf("node: no term for the applied index %d: %w", applied, err)}
 	}
-	meta := &raftpb.SnapshotMetadata{Index: proto.Uint64(applied), Term: proto.Uint64(term), ConfState: n.raft.ConfState()}
+	meta := &raftpb.SnapshotMetadata{Index: proto.Uint64(applied), Term: proto.Uint64(term), ConfState: n.confState}
 	n.mu.Lock()
 	clone := n.fsm.Clone()
 	n.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,12 @@ type Sender interface {
 type Proposal struct {
 	Data    []byte
 	Dropped func(err error)
+	// Deferred, when set, is called instead of Dropped when raft refused
+	// the proposal because leadership is moving to another member: it is
+	// not in the log, and the host may offer it again (to the next
+	// leader). Every later proposal of the same call is refused too, so
+	// their order is kept.
+	Deferred func()
 }
 
 // Status is the member's role as raft sees it.
@@ -55,6 +62,10 @@ type Status struct {
 	State raft.StateType
 	// Term is the current raft term.
 	Term uint64
+	// Moving is set while the member knows no leader because leadership
+	// is being handed over (a vote for a leadership transfer was seen):
+	// the next leader is a round trip away.
+	Moving bool
 }
 
 // Update is one Ready's worth of work for the state machine, handed over
@@ -121,6 +132,13 @@ type Config struct {
 	// Campaign makes the member campaign at once: a member alone is
 	// leader after one round.
 	Campaign bool
+	// FastStart makes the member campaign on every tick from the start
+	// until it knows a leader (for up to two election timeouts), rather
+	// than after a randomised election timeout: given to the voter with
+	// the highest id, it makes that member the first leader of an
+	// ensemble whose members' logs are equal, as ZooKeeper's election
+	// breaks ties by the highest server id.
+	FastStart bool
 	// Fatal is called when the log can no longer be trusted (a failed
 	// fsync); it must not return. Default: log and exit(2).
 	Fatal func(error)
@@ -187,6 +205,10 @@ type Node struct {
 	// logBytes mirrors logSize.total: the data bytes of the entries in
 	// the in-memory log.
 	logBytes atomic.Uint64
+	// leadIndex is the last log index when this member last became
+	// leader (its first entry of the term included): raft accepts no
+	// conf change from it before everything up to there is applied.
+	leadIndex atomic.Uint64
 	// queued is the entry bytes of the Updates handed over and not yet
 	// Consumed; consumedc is signalled by Consumed.
 	queued    atomic.Int64
@@ -196,10 +218,15 @@ type Node struct {
 	// confState is the membership as of the last applied conf change (or
 	// the recovered snapshot).
 	confState *raftpb.ConfState
+	// confAt holds the membership after each conf change raft applied and
+	// the host has not taken yet (TakeConfState), by log index.
+	confAt map[uint64]*raftpb.ConfState
 
 	// Owned by the loop goroutine.
-	lastSnap uint64    // index of the newest durable snapshot marked in the WAL
-	lostAt   time.Time // when LostEntries was last called
+	moving    bool                 // a leadership transfer's vote was seen since the last leader
+	farewells map[uint64]*farewell // by removed member (see tellRemoved)
+	lastSnap  uint64               // index of the newest durable snapshot marked in the WAL
+	lostAt    time.Time            // when LostEntries was last called
 	// fastUntil bounds a fast election started by PeerGone; zero when
 	// none runs.
 	fastUntil time.Time
@@ -301,6 +328,9 @@ func StartNode(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("replica: campaign: %w", err)
 		}
 	}
+	if cfg.FastStart {
+		n.fastUntil = time.Now().Add(2 * time.Duration(cfg.ElectionTicks) * cfg.Tick)
+	}
 	go n.run()
 	return n, nil
 }
@@ -351,8 +381,8 @@ func (n *Node) SnapshotSent(peer uint64, ok bool) {
 
 // PeerGone reacts to a peer whose process is gone (transport.Handler):
 // when it was this member's leader, the member forgets it, so it may grant
-// votes at once, and the voter with the lowest raft id among the others
-// campaigns at once. A dead leader is so replaced in about one round trip
+// votes at once, and the voter with the highest raft id among the others
+// campaigns at once (ZooKeeper's tie-break). A dead leader is so replaced in about one round trip
 // instead of an election timeout. If the leader is in fact alive (a
 // restart), it wins the next heartbeat back or a new election runs:
 // elections are always safe.
@@ -369,7 +399,7 @@ func (n *Node) PeerGone(peer uint64) {
 		cs := n.ConfState()
 		first := uint64(0)
 		for _, v := range cs.GetVoters() {
-			if v != peer && (first == 0 || v < first) {
+			if v != peer && v > first {
 				first = v
 			}
 		}
@@ -446,6 +476,62 @@ func (n *Node) ResetMember(id uint64) {
 	})
 }
 
+// LeadIndex returns the last log index when this member last became
+// leader. Raft refuses a conf change proposed by the leader before every
+// entry up to there is applied (it turns it into an empty entry), so the
+// host waits for that before proposing one.
+func (n *Node) LeadIndex() uint64 { return n.leadIndex.Load() }
+
+// ProposeConfChange offers a membership change to raft, on the leader.
+// Raft may refuse it silently (another change not yet applied): the host
+// watches for its effect and proposes again.
+func (n *Node) ProposeConfChange(cc *raftpb.ConfChangeV2) {
+	n.report(func(rn *raft.RawNode) {
+		if err := rn.ProposeConfChange(cc); err != nil {
+			n.log.Debug("conf change not proposed", "err", err)
+		}
+	})
+}
+
+// ProposeRaw offers one raft entry's data to the log outside the host's
+// proposal queue (no waiter, no batching), for leader duties that watch
+// for their effect and propose again when it does not come.
+func (n *Node) ProposeRaw(data []byte) {
+	n.report(func(rn *raft.RawNode) {
+		if err := rn.Propose(data); err != nil {
+			n.log.Debug("entry not proposed", "err", err)
+		}
+	})
+}
+
+// TransferLeader asks raft, on the leader, to hand leadership to member
+// to (a voter that is up to date).
+func (n *Node) TransferLeader(to uint64) {
+	n.report(func(rn *raft.RawNode) { rn.TransferLeader(to) })
+}
+
+// TakeConfState returns (and forgets) the membership right after the conf
+// change at index, which raft applied, or nil. Raft applies a conf change
+// before the host applies the entries before it, and may apply the next
+// one (leaving a joint configuration) before the host catches up: a
+// snapshot of the host's state at an index must carry the membership as
+// of that index, not raft's latest.
+func (n *Node) TakeConfState(index uint64) *raftpb.ConfState {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	cs := n.confAt[index]
+	delete(n.confAt, index)
+	return cs
+}
+
+// LogCompacted reports whether the in-memory log no longer starts right
+// after the bootstrap snapshot: a member that lacks its start must be sent
+// a snapshot.
+func (n *Node) LogCompacted() bool {
+	first, err := n.cfg.Storage.FirstIndex()
+	return err == nil && first > 2
+}
+
 // ConfState returns the current membership.
 func (n *Node) ConfState() *raftpb.ConfState {
 	n.mu.Lock()
@@ -482,6 +568,7 @@ func (n *Node) run() {
 		case <-ticker.C:
 			n.rn.Tick()
 			n.fastElect()
+			n.sayFarewells()
 			n.publishProgress()
 		case <-n.wake:
 			n.propose()
@@ -521,7 +608,12 @@ func (n *Node) publishProgress() {
 
 func (n *Node) propose() {
 	for _, p := range n.cfg.Proposals() {
-		if err := n.rn.Propose(p.Data); err != nil && p.Dropped != nil {
+		err := n.rn.Propose(p.Data)
+		switch {
+		case err == nil:
+		case p.Deferred != nil && n.rn.BasicStatus().LeadTransferee != 0:
+			p.Deferred()
+		case p.Dropped != nil:
 			p.Dropped(err)
 		}
 	}
@@ -544,8 +636,14 @@ func (n *Node) step(m *raftpb.Message) {
 			}
 		}
 	}
+	if m.GetType() == raftpb.MessageType_MsgVote && string(m.GetContext()) == "CampaignTransfer" {
+		n.moving = true // raft's campaignTransfer: leadership is being handed over
+	}
 	if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		n.log.Debug("raft message not stepped", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
+	}
+	if m.GetType() == raftpb.MessageType_MsgAppResp && n.farewells[m.GetFrom()] != nil {
+		n.farewellAnswered(m)
 	}
 	if m.GetType() == raftpb.MessageType_MsgAppResp {
 		// Only a rejection moves a member out of step here, and only an
@@ -600,6 +698,10 @@ func (n *Node) handleReady() bool {
 	}
 	n.logSize.append(rd.Entries)
 	n.logBytes.Store(n.logSize.total)
+	if rd.SoftState != nil && rd.SoftState.RaftState == raft.StateLeader && n.status.Load().State != raft.StateLeader {
+		last, _ := n.cfg.Storage.LastIndex()
+		n.leadIndex.Store(last)
+	}
 	if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
 		n.cfg.Storage.SetHardState(rd.HardState)
 		n.commit.Store(rd.HardState.GetCommit())
@@ -619,7 +721,10 @@ func (n *Node) handleReady() bool {
 	}
 	if rd.SoftState != nil {
 		old := n.status.Load()
-		st := &Status{Lead: rd.SoftState.Lead, State: rd.SoftState.RaftState, Term: n.rn.BasicStatus().GetTerm()}
+		if rd.SoftState.Lead != 0 {
+			n.moving = false
+		}
+		st := &Status{Lead: rd.SoftState.Lead, State: rd.SoftState.RaftState, Term: n.rn.BasicStatus().GetTerm(), Moving: n.moving && rd.SoftState.Lead == 0}
 		n.status.Store(st)
 		if old.Lead != st.Lead || old.State != st.State {
 			u.Status = st
@@ -698,11 +803,142 @@ func (n *Node) applyConfChange(e *raftpb.Entry) bool {
 		n.cfg.Fatal(fmt.Errorf("replica: conf change at %d: %w", e.GetIndex(), err))
 		return false
 	}
+	before := n.rn.Status()
 	cs := n.rn.ApplyConfChange(cc)
 	n.mu.Lock()
 	n.confState = cs
+	if n.confAt == nil {
+		n.confAt = map[uint64]*raftpb.ConfState{}
+	}
+	n.confAt[e.GetIndex()] = cs
 	n.mu.Unlock()
+	if before.RaftState == raft.StateLeader {
+		n.tellRemoved(before, cs, e.GetIndex())
+		n.handOver(cs)
+	}
 	return true
+}
+
+// handOver moves leadership, on a leader that a conf change (once out of
+// any joint configuration) removed or demoted, to the most up-to-date
+// voter: raft lets a removed leader go on leading without counting
+// itself, and ZooKeeper's removed leader likewise hands over to a member
+// of the new configuration once the change is committed.
+func (n *Node) handOver(cs *raftpb.ConfState) {
+	if len(cs.GetVotersOutgoing()) > 0 || slices.Contains(cs.GetVoters(), n.cfg.ID) {
+		return
+	}
+	var target, best uint64
+	for id, pr := range n.rn.Status().Progress {
+		if id != n.cfg.ID && !pr.IsLearner && slices.Contains(cs.GetVoters(), id) && (target == 0 || pr.Match > best) {
+			target, best = id, pr.Match
+		}
+	}
+	if target != 0 {
+		n.log.Info("this member left the voters: handing leadership over", "to_raft_id", target)
+		n.rn.TransferLeader(target)
+	}
+}
+
+// farewell is what the leader still sends a member a conf change removed:
+// raft stops sending to a member once it is out of the configuration, so
+// without it the member might never learn that the change committed (and
+// that it is out).
+type farewell struct {
+	match uint64    // the member's last acknowledged index
+	index uint64    // the conf change that removed it
+	until time.Time // when the leader gives up
+}
+
+// farewellFor bounds how long a leader keeps telling a removed member.
+const farewellFor = 10 * time.Second
+
+// tellRemoved starts, on the leader, the farewell of each member the conf
+// change at index removed.
+func (n *Node) tellRemoved(before raft.Status, cs *raftpb.ConfState, index uint64) {
+	if n.cfg.Transport == nil {
+		return
+	}
+	still := map[uint64]bool{}
+	for _, ids := range [][]uint64{cs.GetVoters(), cs.GetLearners(), cs.GetVotersOutgoing(), cs.GetLearnersNext()} {
+		for _, id := range ids {
+			still[id] = true
+		}
+	}
+	for id, pr := range before.Progress {
+		if id == n.cfg.ID || still[id] {
+			continue
+		}
+		if n.farewells == nil {
+			n.farewells = map[uint64]*farewell{}
+		}
+		// A new leader may not know the member's log yet: then guess
+		// that it holds everything before the change, and let a refusal
+		// say where it ends.
+		match := pr.Match
+		if match == 0 || match >= index {
+			match = index - 1
+		}
+		n.farewells[id] = &farewell{match: match, index: index, until: time.Now().Add(farewellFor)}
+	}
+	n.sayFarewells()
+}
+
+// sayFarewells sends each removed member the entries it lacks up to the
+// change that removed it, with that change as the commit index (a plain
+// append from the leader: the member commits and applies it, and learns
+// it is out). It runs on each tick until the member acknowledges, for at
+// most farewellFor; a lost farewell costs only that the member then stays
+// without a leader, serving nothing.
+func (n *Node) sayFarewells() {
+	if len(n.farewells) == 0 {
+		return
+	}
+	st := n.rn.BasicStatus()
+	now := time.Now()
+	var msgs []*raftpb.Message
+	for id, f := range n.farewells {
+		if st.RaftState != raft.StateLeader || now.After(f.until) {
+			delete(n.farewells, id)
+			continue
+		}
+		prevTerm, err := n.cfg.Storage.Term(f.match)
+		if err != nil {
+			delete(n.farewells, id)
+			continue
+		}
+		ents, err := n.cfg.Storage.Entries(f.match+1, f.index+1, 1<<20)
+		if err != nil {
+			delete(n.farewells, id)
+			continue
+		}
+		msgs = append(msgs, &raftpb.Message{
+			Type: raftpb.MessageType_MsgApp.Enum(), To: proto.Uint64(id), From: proto.Uint64(n.cfg.ID),
+			Term: proto.Uint64(st.GetTerm()), Index: proto.Uint64(f.match), LogTerm: proto.Uint64(prevTerm),
+			Entries: ents, Commit: proto.Uint64(f.index),
+		})
+	}
+	if len(msgs) > 0 {
+		n.cfg.Transport.Send(msgs)
+	}
+}
+
+// farewellAnswered ends the farewell of a removed member that
+// acknowledged it; a refusal names the member's last index, from which
+// the next farewell starts.
+func (n *Node) farewellAnswered(m *raftpb.Message) {
+	f := n.farewells[m.GetFrom()]
+	switch {
+	case f == nil:
+	case !m.GetReject():
+		if m.GetIndex() >= f.index {
+			delete(n.farewells, m.GetFrom())
+		}
+	case m.GetRejectHint() < f.match:
+		f.match = m.GetRejectHint()
+	default:
+		delete(n.farewells, m.GetFrom()) // its log differs: nothing more to do
+	}
 }
 
 // snapshotSaved marks a durable local snapshot in the WAL and compacts the

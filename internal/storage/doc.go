@@ -58,14 +58,15 @@
 //	segment file (SegmentSize bytes, preallocated)
 //	+----------------+----------------+-----+----------------+-------------------+
 //	| header records | record         | ... | record         | zero bytes ...    |
-//	| (HardState,    |                |     |                | (unused space)    |
+//	| (version,      |                |     |                | (unused space)    |
+//	|  HardState,    |                |     |                |                   |
 //	|  snap marker)  |                |     |                |                   |
 //	+----------------+----------------+-----+----------------+-------------------+
 //	0                                                        ^ end of data
 //
-// A new segment starts with copies of the newest HardState (if not empty)
-// and snapshot marker (if any), so older segments can be deleted without
-// losing them. A record that does not fit in the rest of a segment goes to
+// A new segment starts with its version record, then copies of the newest
+// HardState (if not empty) and snapshot marker (if any), so older segments
+// can be deleted without losing them. A record that does not fit in the rest of a segment goes to
 // the next one; a record larger than a segment gets a larger segment.
 //
 // # WAL records
@@ -83,6 +84,18 @@
 //	type 1  raftpb.Entry             one log entry
 //	type 2  raftpb.HardState         term, vote, commit
 //	type 3  raftpb.SnapshotMetadata  snapshot marker: entries up to its index are in a snapshot
+//	type 4  uint32, little-endian    the segment's format version (now 1); only at offset 0
+//
+// # Versions
+//
+// Each segment says its format version in its first record; a segment
+// without a version record (written before there was one) is of version
+// 1. Whatever the version, that record is framed as above, so every build
+// can read it: a build reads every version up to its own (walVersion),
+// and refuses a newer segment with a *VersionError, naming the file,
+// before reading anything else of it. The entries' data is the state
+// machine's, versioned by it (fsm.EntryVersion), and so is a snapshot
+// file's body (its stream says its version).
 //
 // Replaying the records in order gives the log: the newest HardState and
 // marker win; an entry whose index is at or below an earlier entry's
@@ -104,9 +117,12 @@
 //   - Anything else unreadable — a damaged record followed by data, damage
 //     in any segment but the last, a valid checksum around an undecodable
 //     payload, non-zero bytes after the end of data, a missing segment
-//     number, a gap between entry indexes — is a *CorruptError naming the
-//     file and offset, and start-up stops: acknowledged writes may be
-//     behind it. (A damaged last record with nothing after it cannot be
+//     number, a gap between entry indexes, a version record anywhere but
+//     at the start of a segment — is a *CorruptError naming the file and
+//     offset, and start-up stops: acknowledged writes may be behind it.
+//   - A segment of a newer format version is a *VersionError naming the
+//     file, and start-up stops: it needs the newer Warden that wrote it.
+//     Nothing is truncated or removed. (A damaged last record with nothing after it cannot be
 //     told apart from a torn write and is treated as one.)
 //   - A full disk during a write (ENOSPC): the partial write is truncated
 //     away, the call returns an error wrapping ErrDiskFull, and the WAL
@@ -124,12 +140,17 @@
 //	+----------+---------+----------+------------------+------------------+--------+
 //	| magic    | version | meta len | metadata         | body             | crc32c |
 //	| "WDNSNAP | uint32  | m uint32 | m bytes,protobuf | one zstd stream  | uint32 |
-//	|  \x00"   | = 1     |          | SnapshotMetadata | of the state     |        |
+//	|  \x00"   | (now 1) |          | SnapshotMetadata | of the state     |        |
 //	|          |         |          |                  | machine's bytes  |        |
 //	+----------+---------+----------+------------------+------------------+--------+
 //	integers little-endian; the CRC32C covers every byte before it
 //
 // A snapshot whose checksum, header or metadata is wrong, or whose metadata
 // disagrees with its name, is damaged: LoadNewest logs it and uses the next
-// older one. Leftover .tmp files of an interrupted Save are removed.
+// older one. A snapshot of a newer format version is not damage: it is a
+// *VersionError naming the file, and LoadNewest stops there (an older
+// snapshot would lack writes the WAL may no longer hold). The body's own
+// version is checked by the caller's reader, whose error LoadNewest
+// returns naming the file. Leftover .tmp files of an interrupted Save are
+// removed.
 package storage

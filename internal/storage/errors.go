@@ -49,3 +49,19 @@ func writeError(what string, err error) error {
 func syncFailed(what string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrSyncFailed, what, err)
 }
+
+// VersionError reports a file of a format version newer than this build
+// reads: a newer Warden wrote it. It is not damage, and the file must not
+// be removed: the data directory needs that newer build (or a later one).
+type VersionError struct {
+	File    string // the file
+	Format  string // what the file is: "write-ahead log segment", "snapshot file"
+	Version uint32 // the file's format version
+	Newest  uint32 // the newest version this build reads
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("storage: %s is a %s of format version %d, and this build of Warden reads versions up to %d: "+
+		"a newer Warden wrote it. Run that release (or a later one) on this data directory; "+
+		"do not delete the file: it holds acknowledged writes", e.File, e.Format, e.Version, e.Newest)
+}

@@ -17,7 +17,30 @@ const (
 	RecordEntry     RecordType = 1 // a raftpb.Entry
 	RecordHardState RecordType = 2 // a raftpb.HardState
 	RecordSnapshot  RecordType = 3 // a raftpb.SnapshotMetadata: a snapshot marker
+	RecordVersion   RecordType = 4 // the segment's format version, uint32 little-endian; first in a segment
 )
+
+// WAL format versions: what a segment's version record says. A segment
+// without one (written before versions were recorded) is of version 1.
+//
+// To change the format (a new record type, a new meaning of a field):
+// add the next version's constant and make walVersion that constant.
+// Segments then start with the new version; scanSegment still reads every
+// older one (their records keep their meaning) and refuses a segment of a
+// version above walVersion with a *VersionError. Whatever the version, a
+// segment starts with its version record framed as in version 1, so that
+// any build can tell it is newer. Then add a golden data directory of the
+// new version (internal/node's TestGoldenDataDirs says how), keeping the
+// older ones.
+const (
+	walVersion1 = 1
+	// walVersion is the version this build writes, the newest it reads.
+	walVersion = walVersion1
+)
+
+// WALVersion is the WAL format version this build writes, the newest it
+// reads.
+const WALVersion = walVersion
 
 func (t RecordType) String() string {
 	switch t {
@@ -27,6 +50,8 @@ func (t RecordType) String() string {
 		return "hardstate"
 	case RecordSnapshot:
 		return "snapshot"
+	case RecordVersion:
+		return "version"
 	}
 	return fmt.Sprintf("RecordType(%d)", uint8(t))
 }
@@ -55,6 +80,21 @@ func appendRecord(buf []byte, typ RecordType, m proto.Message) ([]byte, error) {
 	if err != nil {
 		return buf[:start], fmt.Errorf("storage: encoding %s record: %w", typ, err)
 	}
+	return sealRecord(buf, start, typ)
+}
+
+// appendVersionRecord appends the version record of a new segment.
+func appendVersionRecord(buf []byte) []byte {
+	start := len(buf)
+	buf = append(buf, 0, 0, 0, 0, 0, 0, 0, 0, byte(RecordVersion))
+	buf = binary.LittleEndian.AppendUint32(buf, walVersion)
+	buf, _ = sealRecord(buf, start, RecordVersion) // 5 bytes of body: within every limit
+	return buf
+}
+
+// sealRecord fills in the length and checksum of the record of type typ
+// that starts at buf[start] and runs to the end of buf.
+func sealRecord(buf []byte, start int, typ RecordType) ([]byte, error) {
 	body := buf[start+recordHeaderSize:]
 	if len(body) > maxRecordBody {
 		return buf[:start], fmt.Errorf("storage: %s record of %d bytes is larger than the limit of %d", typ, len(body), maxRecordBody)
@@ -72,10 +112,12 @@ type WALRecord struct {
 	Entry     *raftpb.Entry
 	HardState *raftpb.HardState
 	Snapshot  *raftpb.SnapshotMetadata
+	Version   uint32 // of a version record
 }
 
 // segmentScan is what scanSegment found in one segment.
 type segmentScan struct {
+	version uint32 // the segment's format version
 	records []WALRecord
 	end     int64 // bytes of valid records; everything after is zero (or torn)
 	torn    bool  // bytes after end are a torn write (only in the last segment)
@@ -85,8 +127,11 @@ type segmentScan struct {
 // errors. In the last segment (last), a damaged record followed only by zero
 // bytes is a torn write and ends the data; anywhere else damage is a
 // *CorruptError. Records decoded before the damage are returned with it.
+//
+// A segment of a format version newer than walVersion is a *VersionError,
+// found at its first record.
 func scanSegment(name string, buf []byte, last bool) (segmentScan, error) {
-	var s segmentScan
+	s := segmentScan{version: walVersion1}
 	size := int64(len(buf))
 	off := int64(0)
 	for {
@@ -116,6 +161,17 @@ func scanSegment(name string, buf []byte, last bool) (segmentScan, error) {
 		if err != nil {
 			// The checksum matched: this is not a torn write.
 			return s, &CorruptError{File: name, Offset: off, Reason: err.Error()}
+		}
+		if rec.Type == RecordVersion {
+			switch {
+			case off != 0:
+				return s, &CorruptError{File: name, Offset: off, Reason: "a version record after the start of the segment"}
+			case rec.Version > walVersion:
+				return s, &VersionError{File: name, Format: "write-ahead log segment", Version: rec.Version, Newest: walVersion}
+			case rec.Version < walVersion1:
+				return s, &CorruptError{File: name, Offset: off, Reason: fmt.Sprintf("format version %d does not exist", rec.Version)}
+			}
+			s.version = rec.Version
 		}
 		rec.Offset, rec.Size = off, int(end-off)
 		s.records = append(s.records, rec)
@@ -149,6 +205,12 @@ func decodeRecord(body []byte) (WALRecord, error) {
 	case RecordSnapshot:
 		rec.Snapshot = &raftpb.SnapshotMetadata{}
 		m = rec.Snapshot
+	case RecordVersion:
+		if len(body) != 1+4 {
+			return rec, fmt.Errorf("version record of %d bytes, want 4", len(body)-1)
+		}
+		rec.Version = binary.LittleEndian.Uint32(body[1:])
+		return rec, nil
 	default:
 		return rec, fmt.Errorf("unknown record type %d (written by a newer version?)", body[0])
 	}

@@ -20,7 +20,12 @@ import (
 )
 
 const (
-	snapMagic      = "WDNSNAP\x00"
+	snapMagic = "WDNSNAP\x00"
+	// snapVersion is the version of the snapshot file format (the
+	// container: header, compression, checksum; the state machine's
+	// stream inside has its own) this build writes, the newest it reads.
+	// A newer file is a *VersionError; to change the format, bump it and
+	// keep reading the older versions in checkSnapshot.
 	snapVersion    = 1
 	snapHeaderSize = 8 + 4 + 4 // magic, version, metadata length
 	snapTrailer    = 4         // CRC32C
@@ -31,6 +36,11 @@ const (
 	// MinSnapRetain is the fewest snapshot files a Snapshotter keeps.
 	MinSnapRetain = 3
 )
+
+// SnapshotFileVersion is the snapshot file format version this build
+// writes, the newest it reads (of the container: the state machine's
+// stream inside has its own version).
+const SnapshotFileVersion = snapVersion
 
 // SnapshotInfo describes a snapshot file, for tools.
 type SnapshotInfo struct {
@@ -286,7 +296,12 @@ func (s *Snapshotter) load(info SnapshotInfo, read func(*raftpb.SnapshotMetadata
 			Reason: fmt.Sprintf("metadata (term %d, index %d) does not match the file name", meta.GetTerm(), meta.GetIndex())}
 	}
 	if err := read(meta, rc); err != nil {
-		return nil, err
+		var rerr *snapReadError
+		var cerr *CorruptError
+		if errors.As(err, &rerr) || errors.As(err, &cerr) {
+			return nil, err // they name the file
+		}
+		return nil, fmt.Errorf("storage: reading %s: %w", info.Path, err)
 	}
 	return meta, nil
 }
@@ -335,8 +350,11 @@ func checkSnapshot(f File, path string) (*raftpb.SnapshotMetadata, *io.SectionRe
 	if string(hdr[:8]) != snapMagic {
 		return nil, nil, corrupt(0, "not a Warden snapshot file (bad magic)")
 	}
-	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapVersion {
-		return nil, nil, corrupt(8, "snapshot format version %d is not supported (this build reads version %d)", v, snapVersion)
+	switch v := binary.LittleEndian.Uint32(hdr[8:]); {
+	case v > snapVersion:
+		return nil, nil, &VersionError{File: path, Format: "snapshot file", Version: v, Newest: snapVersion}
+	case v < 1:
+		return nil, nil, corrupt(8, "snapshot format version %d does not exist", v)
 	}
 	metaLen := int64(binary.LittleEndian.Uint32(hdr[12:]))
 	bodyStart := snapHeaderSize + metaLen

@@ -641,7 +641,8 @@ func (w *WAL) fail(cp walCheckpoint, err error) error {
 // roll syncs the tail segment (it must be whole before a later segment
 // exists: only the last may end in a torn write) and starts a new one,
 // named after firstIndex, with room for at least need bytes of records
-// after its header (a copy of the newest HardState and snapshot marker).
+// after its header (the version record, then a copy of the newest
+// HardState and snapshot marker).
 // The new segment is created under a temporary name, preallocated, synced
 // and then renamed.
 func (w *WAL) roll(firstIndex uint64, need int64) error {
@@ -654,7 +655,7 @@ func (w *WAL) roll(firstIndex uint64, need int64) error {
 	if len(w.segs) > 0 {
 		next.seq = w.segs[len(w.segs)-1].seq + 1
 	}
-	var hdr []byte
+	hdr := appendVersionRecord(nil)
 	var err error
 	if !isEmptyHardState(w.hs) {
 		if hdr, err = appendRecord(hdr, RecordHardState, w.hs); err != nil {
@@ -765,6 +766,7 @@ func (w *WAL) Close() error {
 // WALSegment describes one segment file, for ScanWAL.
 type WALSegment struct {
 	Path       string
+	Version    uint32 // format version (1 for a segment without a version record)
 	Seq        uint64 // sequence number, from the file name
 	FirstIndex uint64 // no live entry of earlier segments is at or above this index
 	Size       int64  // file size (preallocated)
@@ -788,7 +790,7 @@ func ScanWAL(fs FS, dir string, fn func(WALSegment, []WALRecord) error) error {
 			return err
 		}
 		scan, serr := scanSegment(path, buf, i == len(segs)-1)
-		seg := WALSegment{Path: path, Seq: s.seq, FirstIndex: s.firstIndex, Size: int64(len(buf)), End: scan.end, Torn: scan.torn}
+		seg := WALSegment{Path: path, Version: scan.version, Seq: s.seq, FirstIndex: s.firstIndex, Size: int64(len(buf)), End: scan.end, Torn: scan.torn}
 		if err := fn(seg, scan.records); err != nil {
 			return err
 		}

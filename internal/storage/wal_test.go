@@ -102,11 +102,15 @@ func TestWALSegmentRollover(t *testing.T) {
 	if !proto.Equal(hs, hardState(1, 1, 201)) {
 		t.Errorf("hard state %v", hs)
 	}
-	// Each segment after the first starts with the hard state of its time.
-	for _, p := range paths[1:] {
+	// Each segment starts with its version record; each after the first
+	// then has the hard state of its time.
+	for i, p := range paths {
 		recs := records(t, fs)[p]
-		if len(recs) == 0 || recs[0].Type != RecordHardState {
-			t.Errorf("%s does not start with a hard state record", p)
+		if len(recs) == 0 || recs[0].Type != RecordVersion || recs[0].Version != walVersion || recs[0].Offset != 0 {
+			t.Errorf("%s does not start with a version record of version %d: %+v", p, walVersion, recs[:min(1, len(recs))])
+		}
+		if i > 0 && (len(recs) < 2 || recs[1].Type != RecordHardState) {
+			t.Errorf("%s does not have a hard state record after its version", p)
 		}
 	}
 }

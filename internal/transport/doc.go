@@ -5,6 +5,8 @@
 // Two implementations: TCP, the peer transport on the quorum port
 // (server.N's first port), and Memory, an in-process network for tests
 // that can drop, delay and partition messages under a seeded schedule.
+// Both talk only with their current peers, which SetPeers changes at run
+// time.
 //
 // # Using TCP
 //
@@ -65,13 +67,38 @@
 // The dialer sends its hello, inside TLS when the connection is TLS (see
 // TLS), and waits for the reply; TCPConfig.HandshakeTimeout bounds the
 // TLS handshake and the hello together, on both sides. The acceptor
-// refuses, with a
-// reason both sides log at Warn, a hello whose version it does not speak,
-// whose ensemble identity is not its own ("peer from another ensemble (or
-// with different server lines)"), whose sender id is its own ("duplicate
-// myid"), whose receiver id is not its own ("peer thinks it is talking to
-// member X but this is member Y"), or whose sender is not one of its peers
-// ("unknown member id"). A refused dialer backs off and tries again.
+// refuses, with a reason both sides log at Warn, a hello whose version it
+// does not speak, whose ensemble identity is not its own ("peer from
+// another ensemble (or with different server lines)", or, when one of the
+// two is DynamicEnsemble, "reconfigEnabled must be the same on every
+// member"), whose sender id is its own ("duplicate myid"), whose receiver
+// id is not its own ("peer thinks it is talking to member X but this is
+// member Y"), or whose sender is not one of its current peers ("unknown
+// member id X: not a member of this ensemble (removed, or not yet
+// added)"). A refused dialer backs off and tries again.
+//
+// DynamicEnsemble aside, the identity is opaque to the transport. A
+// server with a static membership derives it from its server lines (ids
+// and roles), so members configured differently refuse each other. With
+// dynamic reconfiguration (reconfigEnabled=true) it is DynamicEnsemble on
+// every member, since a joining member's server lines differ from the
+// others' until its addition commits: who may connect is then decided by
+// the peer set alone.
+//
+// # Membership changes
+//
+// SetPeers replaces the peer set while the transport runs, from any
+// goroutine, before or after Start. A new peer gets its queue and sender
+// and is dialled at once. A removed peer's sender stops, what was queued
+// for it is dropped (a MsgSnap reported with SnapshotSent(false)), its
+// connections both ways are closed, a dial or handshake in progress
+// included, and its hellos are refused from then on. A peer whose address
+// changed is removed and added again: redialled at the new address, its
+// queue dropped. A peer whose address is the same keeps its connections
+// and queue. A member being added dials the others before they have
+// added it, and one removed may not know it yet, so both keep redialling:
+// their refusals are logged at Warn once a minute per member id, at Debug
+// otherwise.
 //
 // # Snapshots
 //
@@ -164,6 +191,7 @@
 // A message whose From is not the handshake's sender, or whose To is not
 // this member, is dropped with a Warn line (a MsgSnap's body is then
 // discarded and acked as not stored). Repeated Warn lines for the same
-// remote host and reason are kept to one a minute; a peer going down and
-// coming back is one line each.
+// remote host and reason (for a member that is not a peer, the same
+// member id) are kept to one a minute; a peer going down and coming back
+// is one line each.
 package transport

@@ -274,6 +274,18 @@ func blockingDial(ctx context.Context, _, _ string) (net.Conn, error) {
 	return nil, ctx.Err()
 }
 
+// signallingDial is blockingDial that first signals each dial on c
+// (without blocking when c is full).
+func signallingDial(c chan struct{}) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+		return blockingDial(ctx, network, addr)
+	}
+}
+
 // expectInOrder receives count messages from each of senders on m and
 // checks that each sender's indexes arrive as 0, 1, 2, ...
 func expectInOrder(t *testing.T, m *member, senders []uint64, first, count uint64) {

@@ -45,7 +45,10 @@ func NewNetwork(seed uint64) *Network {
 }
 
 // Join returns the transport of member id. A member that joins again (a
-// restart) replaces its earlier endpoint, which must be closed.
+// restart) replaces its earlier endpoint, which must be closed. Until its
+// SetPeers is called, a member talks with every member on the network;
+// from then on, only with its peers (addresses are ignored), as a TCP
+// transport does.
 func (n *Network) Join(id uint64, snaps Snapshots) Transport {
 	return &memEndpoint{net: n, id: id, snaps: snaps, links: make(map[uint64]*memLink), closed: make(chan struct{})}
 }
@@ -135,6 +138,9 @@ type memEndpoint struct {
 	closed  chan struct{}
 	wg      sync.WaitGroup
 	done    bool
+	// peers is the peer set of the last SetPeers; nil before the first,
+	// when every member is a peer.
+	peers map[uint64]bool
 }
 
 type memMsg struct {
@@ -165,15 +171,52 @@ func (e *memEndpoint) Send(msgs []*raftpb.Message) {
 	}
 }
 
+// SetPeers replaces the members e talks with; messages to or from others
+// are dropped, those already queued included (Transport.SetPeers).
+func (e *memEndpoint) SetPeers(peers map[uint64]string) error {
+	if err := validatePeers(e.id, peers, false); err != nil {
+		return err
+	}
+	set := make(map[uint64]bool, len(peers))
+	for id := range peers {
+		set[id] = true
+	}
+	e.mu.Lock()
+	e.peers = set
+	e.mu.Unlock()
+	return nil
+}
+
+// isPeer reports whether e talks with member id now.
+func (e *memEndpoint) isPeer(id uint64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.peers == nil || e.peers[id]
+}
+
 func (e *memEndpoint) send(m *raftpb.Message) {
 	to := m.GetTo()
+	if !e.isPeer(to) {
+		e.mu.Lock()
+		h := e.handler
+		e.mu.Unlock()
+		if h != nil && m.GetType() == raftpb.MessageType_MsgSnap {
+			h.SnapshotSent(to, false)
+		}
+		return
+	}
 	n := e.net
 	n.mu.Lock()
 	ok, delay := n.connected(e.id, to)
 	if !ok {
 		n.dropped++
 	}
+	dst := n.members[to]
 	n.mu.Unlock()
+	if dst != nil && !dst.isPeer(e.id) {
+		// Refused by to, as a TCP acceptor refuses a stranger.
+		ok = false
+	}
 	e.mu.Lock()
 	if e.done {
 		e.mu.Unlock()
@@ -233,7 +276,8 @@ func (e *memEndpoint) drain(l *memLink) {
 // errUnreachable is what a snapshot send meets when the peer is gone.
 var errUnreachable = errors.New("transport: peer unreachable")
 
-// deliver hands m to member to, if it is there and still connected.
+// deliver hands m to member to, if it is there, still connected, and
+// each is the other's peer.
 func (e *memEndpoint) deliver(to uint64, m *raftpb.Message) {
 	n := e.net
 	n.mu.Lock()
@@ -241,6 +285,8 @@ func (e *memEndpoint) deliver(to uint64, m *raftpb.Message) {
 	// Cuts made after the message was queued apply too.
 	ok := dst != nil && !n.isolated[e.id] && !n.isolated[to] && n.group[e.id] == n.group[to]
 	n.mu.Unlock()
+	// So do peer sets, changed since.
+	ok = ok && e.isPeer(to) && dst.isPeer(e.id)
 	e.mu.Lock()
 	h := e.handler
 	e.mu.Unlock()

@@ -25,10 +25,13 @@ var ErrInvalidConfig = errors.New("transport: invalid configuration")
 // TCPConfig configures a TCP transport. Zero durations and sizes take
 // their defaults.
 type TCPConfig struct {
-	// Ensemble identifies the ensemble. The caller derives it from the
-	// server lines (a hash of them, sorted), so members configured with
-	// different lines refuse each other's connections. Required; at most
-	// 1024 bytes.
+	// Ensemble identifies the ensemble: members with different
+	// identities refuse each other's connections. With a static
+	// membership the caller derives it from the server lines (their ids
+	// and roles, sorted), so members configured with different lines
+	// refuse each other; with a dynamic one (zoo.cfg's
+	// reconfigEnabled=true) it is DynamicEnsemble, and membership is the
+	// peer set alone. Required; at most 1024 bytes.
 	Ensemble string
 	// ID is this member's raft id. Required (not 0).
 	ID uint64
@@ -42,7 +45,7 @@ type TCPConfig struct {
 	Listener net.Listener
 	// Peers maps the raft id of every other member to the host:port of
 	// its quorum port. It must not contain ID. The transport keeps a
-	// copy.
+	// copy; SetPeers replaces it.
 	Peers map[uint64]string
 	// Snapshots opens the bodies of the snapshots this member sends and
 	// stores those it receives. Required.
@@ -70,7 +73,8 @@ type TCPConfig struct {
 	// in bytes. Default 1 MiB; at most 64 MiB − 1.
 	SnapshotChunk int
 	// Dial opens a connection to a peer. ctx carries DialTimeout and is
-	// cancelled by Close. Default: a net.Dialer's DialContext.
+	// cancelled by Close, or when SetPeers removes or readdresses the
+	// peer. Default: a net.Dialer's DialContext.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// PeerName names a raft id in logs (the server shows myid); nil
 	// shows the raft id.
@@ -104,6 +108,15 @@ type TCPConfig struct {
 	// (the default): every peer is dialled in plaintext.
 	DialTLS func(id uint64, host string) *tls.Config
 }
+
+// DynamicEnsemble is the ensemble identity (TCPConfig.Ensemble) of
+// members whose membership changes at run time (zoo.cfg's
+// reconfigEnabled=true). It names no members, because the server lines
+// of a joining member differ from the others' until its addition
+// commits: who may connect is decided by the peer set (SetPeers) alone.
+// Every member of an ensemble must use it or none: a member with a
+// static identity refuses one with DynamicEnsemble, saying so.
+const DynamicEnsemble = "dynamic"
 
 // Defaults of TCPConfig.
 const (
@@ -182,18 +195,27 @@ func (c TCPConfig) Validate() error {
 	case c.ServerTLS != nil && len(c.ServerTLS.Certificates) == 0 && c.ServerTLS.GetCertificate == nil && c.ServerTLS.GetConfigForClient == nil:
 		return bad("ServerTLS has no certificate (set Certificates, GetCertificate or GetConfigForClient: the quorum keystore)")
 	}
-	// In id order, so the same configuration always reports the same
-	// problem.
-	for _, id := range slices.Sorted(maps.Keys(c.Peers)) {
-		addr := c.Peers[id]
+	return validatePeers(c.ID, c.Peers, true)
+}
+
+// validatePeers reports the first problem in a peer set of member self,
+// as an error wrapping ErrInvalidConfig; addrs says whether addresses
+// must be host:port.
+func validatePeers(self uint64, peers map[uint64]string, addrs bool) error {
+	// In id order, so the same set always reports the same problem.
+	for _, id := range slices.Sorted(maps.Keys(peers)) {
+		addr := peers[id]
 		switch {
 		case id == 0:
-			return bad("Peers has id 0 (raft ids start at 1)")
-		case id == c.ID:
-			return bad("Peers contains this member's own ID %d", id)
+			return fmt.Errorf("%w: Peers has id 0 (raft ids start at 1)", ErrInvalidConfig)
+		case id == self:
+			return fmt.Errorf("%w: Peers contains this member's own ID %d", ErrInvalidConfig, id)
+		}
+		if !addrs {
+			continue
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return bad("address %q of peer %d is not host:port: %v", addr, id, err)
+			return fmt.Errorf("%w: address %q of peer %d is not host:port: %v", ErrInvalidConfig, addr, id, err)
 		}
 	}
 	return nil
@@ -209,20 +231,23 @@ func (c TCPConfig) Validate() error {
 // dialling again with backoff when it breaks; while a peer is unreachable
 // its messages are dropped. Per accepted connection, a goroutine reads
 // frames and delivers them to the Handler, so the Handler is called from
-// several goroutines at once, in order for each peer.
+// several goroutines at once, in order for each peer. SetPeers starts and
+// stops senders as the peer set changes.
 //
 // Logs: connecting, losing and regaining a peer is one line each (Info,
-// Warn, Info); refused handshakes, failed TLS handshakes and peers that
-// break the protocol are logged at Warn, at most once a minute for the
-// same remote host and reason; everything else is Debug.
+// Warn, Info), and so is each change SetPeers makes (Info); refused
+// handshakes, failed TLS handshakes and peers that break the protocol are
+// logged at Warn, at most once a minute for the same remote host and
+// reason (for a member that is not a peer, once a minute per member id,
+// as a joining member retries until its addition commits); everything
+// else is Debug.
 //
 // Locks: TCP.mu, outConn.mu and logLimiter.mu are leaves, never held
 // together, and no Handler or Snapshots method is called under them.
 type TCP struct {
-	cfg   TCPConfig // with defaults
+	cfg   TCPConfig // with defaults; no Listener or Peers
 	log   *slog.Logger
 	ln    net.Listener
-	peers map[uint64]*peer // by id; immutable after NewTCP
 	limit *logLimiter
 
 	// ctx is cancelled by Close: dials and backoff waits end.
@@ -241,6 +266,13 @@ type TCP struct {
 	handler Handler
 	started bool
 	closed  bool
+	// peers is the current peer set, by id. SetPeers replaces the map;
+	// it is never modified once stored, so a copy of the field read
+	// under mu may be used after unlocking.
+	// Invariant: a peer in peers has a running sender once started is
+	// set and until closed is; a peer no longer in it has its context
+	// cancelled.
+	peers map[uint64]*peer
 	// conns holds every open connection, dialled or accepted, so Close
 	// can break them.
 	conns map[net.Conn]struct{}
@@ -269,25 +301,38 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 			return nil, fmt.Errorf("transport: listening on the quorum port %s: %w", cfg.Listen, err)
 		}
 	}
-	cfg.Listener = nil
-	cfg.Peers = maps.Clone(cfg.Peers)
+	peers := cfg.Peers
+	// The peer set lives in t.peers.
+	cfg.Listener, cfg.Peers = nil, nil
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &TCP{
 		cfg:     cfg,
 		log:     cfg.Logger,
 		ln:      ln,
-		peers:   make(map[uint64]*peer, len(cfg.Peers)),
+		peers:   make(map[uint64]*peer, len(peers)),
 		limit:   &logLimiter{every: time.Minute, last: make(map[string]time.Time)},
 		ctx:     ctx,
 		cancel:  cancel,
 		conns:   make(map[net.Conn]struct{}),
 		inbound: make(map[uint64]net.Conn),
 	}
-	for id, addr := range cfg.Peers {
-		host, _, _ := net.SplitHostPort(addr) // checked by Validate
-		t.peers[id] = &peer{t: t, id: id, addr: addr, host: host, queuec: make(chan *raftpb.Message, cfg.QueueLen), kickc: make(chan struct{}, 1)}
+	for id, addr := range peers {
+		t.peers[id] = t.newPeer(id, addr)
 	}
 	return t, nil
+}
+
+// newPeer returns the sending side of the link to peer id at addr, not
+// started.
+func (t *TCP) newPeer(id uint64, addr string) *peer {
+	host, _, _ := net.SplitHostPort(addr) // checked by validatePeers
+	ctx, cancel := context.WithCancel(t.ctx)
+	return &peer{
+		t: t, id: id, addr: addr, host: host,
+		ctx: ctx, cancel: cancel,
+		queuec: make(chan *raftpb.Message, t.cfg.QueueLen),
+		kickc:  make(chan struct{}, 1),
+	}
 }
 
 // Addr returns the address the transport listens on.
@@ -323,21 +368,27 @@ func (t *TCP) Start(h Handler) error {
 // dropped. Send is safe for concurrent use; after Close it drops
 // everything.
 func (t *TCP) Send(msgs []*raftpb.Message) {
+	var (
+		notSent []uint64 // peers of the MsgSnaps dropped, to report
+		full    []uint64 // peers to report Unreachable, once each
+	)
+	// Queued under mu, so a peer SetPeers removes is never handed a
+	// message after its sender has drained its queue. The queues do not
+	// block.
 	t.mu.Lock()
 	h, closed := t.handler, t.closed
-	t.mu.Unlock()
 	if closed {
+		t.mu.Unlock()
 		return
 	}
-	var full []uint64 // peers reported Unreachable in this call
 	for _, m := range msgs {
 		to := m.GetTo()
 		snap := m.GetType() == raftpb.MessageType_MsgSnap
 		p := t.peers[to]
 		if p == nil {
 			t.log.Debug("dropped a message to a member that is not a peer", "peer", t.name(to), "type", m.GetType())
-			if snap && h != nil {
-				h.SnapshotSent(to, false)
+			if snap {
+				notSent = append(notSent, to)
 			}
 			continue
 		}
@@ -346,18 +397,105 @@ func (t *TCP) Send(msgs []*raftpb.Message) {
 			continue
 		default:
 		}
-		if h == nil {
-			continue
-		}
 		if snap {
-			h.SnapshotSent(to, false)
+			notSent = append(notSent, to)
 		}
 		if !slices.Contains(full, to) {
 			full = append(full, to)
 			t.log.Debug("send queue to peer is full; dropping messages", "peer", t.name(to), "queue", cap(p.queuec))
-			h.Unreachable(to)
 		}
 	}
+	t.mu.Unlock()
+	if h == nil {
+		return
+	}
+	for _, to := range full {
+		h.Unreachable(to)
+	}
+	for _, to := range notSent {
+		h.SnapshotSent(to, false)
+	}
+}
+
+// SetPeers replaces the peer set (Transport.SetPeers). A new peer gets a
+// queue and a sender, which dials it at once; a removed one has its
+// sender stopped, its connections closed (a dial or handshake in
+// progress included) and its queue dropped; a readdressed one is a
+// removed one followed by a new one. Its peers are checked as
+// TCPConfig.Peers is.
+func (t *TCP) SetPeers(peers map[uint64]string) error {
+	if err := validatePeers(t.cfg.ID, peers, true); err != nil {
+		return err
+	}
+	var (
+		added, removed []*peer
+		inbound        []net.Conn // of the removed peers
+	)
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	old := t.peers
+	next := make(map[uint64]*peer, len(peers))
+	for id, addr := range peers {
+		if p := old[id]; p != nil && p.addr == addr {
+			next[id] = p
+			continue
+		}
+		p := t.newPeer(id, addr)
+		next[id] = p
+		added = append(added, p)
+	}
+	for id, p := range old {
+		if next[id] == p {
+			continue
+		}
+		removed = append(removed, p)
+		if next[id] != nil {
+			continue // readdressed: its own connection to us may stay
+		}
+		if c := t.inbound[id]; c != nil {
+			inbound = append(inbound, c)
+			delete(t.inbound, id)
+		}
+	}
+	t.peers = next
+	for _, p := range removed {
+		// Under mu: no Send can queue for p from here on, so its sender
+		// drains everything queued for it.
+		p.cancel()
+	}
+	if t.started {
+		t.wg.Add(len(added))
+		for _, p := range added {
+			go p.run()
+		}
+	}
+	t.mu.Unlock()
+	for _, c := range inbound {
+		c.Close()
+	}
+	for _, p := range removed {
+		if np := next[p.id]; np != nil {
+			t.log.Info("peer's address changed; reconnecting", "peer", t.name(p.id), "addr", np.addr, "previous", p.addr)
+		} else {
+			t.log.Info("peer removed; disconnected from it", "peer", t.name(p.id), "addr", p.addr)
+		}
+	}
+	for _, p := range added {
+		if old[p.id] == nil {
+			t.log.Info("peer added", "peer", t.name(p.id), "addr", p.addr)
+		}
+	}
+	return nil
+}
+
+// peer returns the current peer id, or nil.
+func (t *TCP) peer(id uint64) *peer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.peers[id]
 }
 
 // Close stops listening, closes every connection and waits for the

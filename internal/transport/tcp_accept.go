@@ -112,21 +112,25 @@ func (t *TCP) serve(raw net.Conn) {
 		fr = newFrameReader(c, maxHandshakeFrame)
 		from, err = t.accept(c, fr, refuse)
 	}
+	// The connection replaces the peer's previous one before the peer
+	// hears it is accepted, so of two connections the later accepted
+	// wins; a peer SetPeers removed since the hello was checked is
+	// refused.
+	if err == nil && !t.setInbound(from, raw, remote) {
+		err = t.refuse(c, notMember(from))
+	}
 	if err != nil {
 		t.untrack(raw, 0)
 		t.logServeError(remote, 0, err)
 		return
 	}
-	// The connection replaces the peer's previous one before the peer
-	// hears it is accepted, so of two connections the later accepted wins.
-	t.setInbound(from, raw, remote)
 	if _, err = c.Write(frameBytes(kindReply, reply{accepted: true}.encode())); err == nil {
 		// The handshake deadline ends here.
 		err = raw.SetDeadline(time.Time{})
 	}
 	if err == nil {
 		t.log.Debug("accepted a connection from peer", "peer", t.name(from), "remote", remote, "tls", isTLS)
-		if p := t.peers[from]; p != nil {
+		if p := t.peer(from); p != nil {
 			select {
 			case p.kickc <- struct{}{}:
 			default:
@@ -155,40 +159,73 @@ func (t *TCP) accept(c net.Conn, fr *frameReader, refuse string) (uint64, error)
 	if err != nil {
 		return 0, err
 	}
-	reason := refuse
-	if reason == "" {
-		reason = t.check(h)
+	if refuse != "" {
+		return 0, t.refuse(c, &refusedError{reason: refuse})
 	}
-	if reason != "" {
-		// Best effort: the dialer logs the reason too.
-		c.Write(frameBytes(kindReply, reply{reason: reason}.encode()))
-		return 0, &refusedError{reason: reason}
+	if ref := t.check(h); ref != nil {
+		return 0, t.refuse(c, ref)
 	}
 	return h.from, nil
 }
 
-// check returns why a hello is refused, or "" when it is accepted.
-func (t *TCP) check(h hello) string {
+// refuse answers a hello with ref's reason and returns ref.
+func (t *TCP) refuse(c net.Conn, ref *refusedError) error {
+	// Best effort: the dialer logs the reason too.
+	c.Write(frameBytes(kindReply, reply{reason: ref.reason}.encode()))
+	return ref
+}
+
+// check returns why a hello is refused, or nil when it is accepted.
+func (t *TCP) check(h hello) *refusedError {
 	id := t.cfg.ID
+	reason := ""
 	switch {
 	case h.version != protocolVersion:
-		return fmt.Sprintf("peer speaks version %d of the peer protocol; this member speaks version %d", h.version, protocolVersion)
+		reason = fmt.Sprintf("peer speaks version %d of the peer protocol; this member speaks version %d", h.version, protocolVersion)
+	case h.ensemble != t.cfg.Ensemble && (h.ensemble == DynamicEnsemble || t.cfg.Ensemble == DynamicEnsemble):
+		reason = fmt.Sprintf("peer's membership is %s but this member's is %s: reconfigEnabled must be the same on every member", membershipKind(h.ensemble), membershipKind(t.cfg.Ensemble))
 	case h.ensemble != t.cfg.Ensemble:
-		return fmt.Sprintf("peer from another ensemble (or with different server lines): its ensemble is %q, this member's is %q", h.ensemble, t.cfg.Ensemble)
+		reason = fmt.Sprintf("peer from another ensemble (or with different server lines): its ensemble is %q, this member's is %q", h.ensemble, t.cfg.Ensemble)
 	case h.from == id:
-		return fmt.Sprintf("duplicate myid: a peer claims to be member %d, which is this member's id (two servers with the same myid, or a server line pointing at this server)", h.from)
+		reason = fmt.Sprintf("duplicate myid: a peer claims to be member %d, which is this member's id (two servers with the same myid, or a server line pointing at this server)", h.from)
 	case h.to != id:
-		return fmt.Sprintf("peer thinks it is talking to member %d but this is member %d (check the server lines)", h.to, id)
-	case t.peers[h.from] == nil:
-		return fmt.Sprintf("unknown member id %d: it is not in this member's server lines", h.from)
+		reason = fmt.Sprintf("peer thinks it is talking to member %d but this is member %d (check the server lines)", h.to, id)
+	case t.peer(h.from) == nil:
+		return notMember(h.from)
+	default:
+		return nil
 	}
-	return ""
+	return &refusedError{reason: reason}
+}
+
+// membershipKind describes an ensemble identity for a refusal.
+func membershipKind(ensemble string) string {
+	if ensemble == DynamicEnsemble {
+		return "dynamic (reconfigEnabled=true)"
+	}
+	return "static (reconfigEnabled=false)"
+}
+
+// notMember is the refusal of a hello from a member that is not a peer.
+// A member being added dials before its addition commits here, and one
+// removed may not know it yet, so both retry: the refusal is logged at
+// Warn once a minute per member id.
+func notMember(id uint64) *refusedError {
+	return &refusedError{
+		reason: fmt.Sprintf("unknown member id %d: not a member of this ensemble (removed, or not yet added; check the server lines)", id),
+		logKey: fmt.Sprintf("not a member %d", id),
+	}
 }
 
 // setInbound makes c the connection of peer from, closing an older one
-// (left over from before the peer redialled).
-func (t *TCP) setInbound(from uint64, c net.Conn, remote string) {
+// (left over from before the peer redialled). It returns false, changing
+// nothing, when from is not a peer.
+func (t *TCP) setInbound(from uint64, c net.Conn, remote string) bool {
 	t.mu.Lock()
+	if t.peers[from] == nil {
+		t.mu.Unlock()
+		return false
+	}
 	old := t.inbound[from]
 	t.inbound[from] = c
 	t.mu.Unlock()
@@ -197,6 +234,7 @@ func (t *TCP) setInbound(from uint64, c net.Conn, remote string) {
 		t.log.Log(context.Background(), lvl, "a new connection from peer replaces its previous one", "peer", t.name(from), "remote", remote, "previous", old.RemoteAddr().String())
 		old.Close()
 	}
+	return true
 }
 
 // logServeError logs why an accepted connection ended; from is 0 before
@@ -207,30 +245,34 @@ func (t *TCP) logServeError(remote string, from uint64, err error) {
 		terr *tlsError
 	)
 	warn := func(key, msg string, attrs ...any) {
-		lvl := t.limit.level(hostOf(remote)+" "+key, slog.LevelWarn)
+		lvl := t.limit.level(key, slog.LevelWarn)
 		t.log.Log(context.Background(), lvl, msg, append([]any{"remote", remote}, attrs...)...)
 	}
+	host := hostOf(remote) + " "
 	var nerr net.Error
 	switch {
 	case t.ctx.Err() != nil || errors.Is(err, net.ErrClosed):
-		// Closed here: Close, or a newer connection from the peer.
+		// Closed here: Close, a newer connection from the peer, or the
+		// peer removed.
 		t.log.Debug("closed a peer connection", "remote", remote, "peer", t.name(from))
+	case errors.As(err, &ref) && ref.logKey != "":
+		warn(ref.logKey, "refused a peer connection", "reason", ref.reason)
 	case errors.As(err, &ref):
-		warn(ref.reason, "refused a peer connection", "reason", ref.reason)
+		warn(host+ref.reason, "refused a peer connection", "reason", ref.reason)
 	case errors.As(err, &terr):
 		attrs := []any{"reason", terr.reason}
 		if terr.err != nil {
 			attrs = append(attrs, "err", terr.err)
 		}
-		warn(terr.reason, "TLS handshake of a connection to the quorum port failed; closing it", attrs...)
+		warn(host+terr.reason, "TLS handshake of a connection to the quorum port failed; closing it", attrs...)
 	case errors.Is(err, errProtocol):
-		warn("protocol", "closing a connection that breaks the Warden peer protocol", "peer", t.name(from), "err", err)
+		warn(host+"protocol", "closing a connection that breaks the Warden peer protocol", "peer", t.name(from), "err", err)
 	case from == 0 && errors.Is(err, io.EOF):
 		t.log.Debug("connection closed before its handshake", "remote", remote)
 	case from == 0 && errors.As(err, &nerr) && nerr.Timeout():
-		warn("timeout", "no handshake on a connection to the quorum port; closing it", "timeout", t.cfg.HandshakeTimeout)
+		warn(host+"timeout", "no handshake on a connection to the quorum port; closing it", "timeout", t.cfg.HandshakeTimeout)
 	case from == 0 && errors.Is(err, io.ErrUnexpectedEOF):
-		warn("protocol", "connection to the quorum port closed in the middle of a frame; not a Warden peer?")
+		warn(host+"protocol", "connection to the quorum port closed in the middle of a frame; not a Warden peer?")
 	case errors.Is(err, io.EOF):
 		t.log.Debug("peer closed its connection", "peer", t.name(from), "remote", remote)
 	default:

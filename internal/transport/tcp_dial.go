@@ -24,16 +24,26 @@ import (
 var errPeerClosed = errors.New("transport: the peer closed the connection")
 
 // refusedError is a handshake the acceptor refused, with its reason.
-type refusedError struct{ reason string }
+type refusedError struct {
+	reason string
+	// logKey, when not "", is the acceptor's log limiter key for the
+	// refusal, instead of the remote host and the reason.
+	logKey string
+}
 
 func (e *refusedError) Error() string { return "transport: handshake refused: " + e.reason }
 
-// peer is the sending side of the link to one peer.
+// peer is the sending side of the link to one peer, at one address.
 type peer struct {
 	t    *TCP
 	id   uint64
 	addr string
 	host string // of addr: what DialTLS is given
+	// ctx is cancelled when the peer leaves the peer set, or is
+	// readdressed (SetPeers), and by Close: the sender stops, and its
+	// connection, dial and handshake end.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// queuec is the peer's send queue: Send puts, the sender goroutine
 	// takes.
 	queuec chan *raftpb.Message
@@ -61,9 +71,11 @@ type peer struct {
 }
 
 // run is the peer's sender goroutine: connect, stream the queue, and on
-// failure wait (dropping what is queued) and connect again.
+// failure wait (dropping what is queued) and connect again, until the
+// peer's context ends.
 func (p *peer) run() {
 	defer p.t.wg.Done()
+	defer p.stopped()
 	cfg := &p.t.cfg
 	delay := cfg.MinBackoff
 	var wait time.Duration // before the next dial
@@ -73,7 +85,7 @@ func (p *peer) run() {
 		}
 		oc, err := p.connect()
 		if err != nil {
-			if p.t.ctx.Err() != nil {
+			if p.ctx.Err() != nil {
 				return
 			}
 			p.dialFailed(err)
@@ -83,9 +95,10 @@ func (p *peer) run() {
 		p.connected(oc.isTLS)
 		start := time.Now()
 		err = p.stream(oc)
+		oc.stopClose()
 		p.t.untrack(oc.raw, 0)
 		<-oc.donec
-		if p.t.ctx.Err() != nil {
+		if p.ctx.Err() != nil {
 			return
 		}
 		p.lost(err)
@@ -100,6 +113,20 @@ func (p *peer) run() {
 	}
 }
 
+// stopped drops what is left in the queue of a sender that stopped
+// because SetPeers removed or readdressed its peer; SetPeers has made sure
+// nothing more is queued. After Close the queue is left as it is.
+func (p *peer) stopped() {
+	if p.t.ctx.Err() != nil {
+		return
+	}
+	n := len(p.queuec)
+	for range n {
+		p.drop(<-p.queuec)
+	}
+	p.t.log.Debug("stopped sending to peer", "peer", p.t.name(p.id), "addr", p.addr, "dropped", n)
+}
+
 // jitter draws a wait from the upper half of d.
 func jitter(d time.Duration) time.Duration { return d/2 + rand.N(d/2+1) }
 
@@ -110,7 +137,7 @@ func (p *peer) idle(d time.Duration) bool {
 	defer timer.Stop()
 	for {
 		select {
-		case <-p.t.ctx.Done():
+		case <-p.ctx.Done():
 			return false
 		case <-timer.C:
 			return true
@@ -228,6 +255,9 @@ type outConn struct {
 	// closed by then); err says why it stopped.
 	donec chan struct{}
 	err   error
+	// stopClose unregisters the closing of raw when the peer's context
+	// ends.
+	stopClose func() bool
 
 	mu sync.Mutex
 	// pending holds the indexes of the snapshots sent and not yet acked,
@@ -254,7 +284,7 @@ func (oc *outConn) expect(index uint64) bool {
 // so, then the hello.
 func (p *peer) connect() (*outConn, error) {
 	t := p.t
-	ctx, cancel := context.WithTimeout(t.ctx, t.cfg.DialTimeout)
+	ctx, cancel := context.WithTimeout(p.ctx, t.cfg.DialTimeout)
 	raw, err := t.cfg.Dial(ctx, "tcp", p.addr)
 	cancel()
 	if err != nil {
@@ -263,6 +293,8 @@ func (p *peer) connect() (*outConn, error) {
 	if !t.track(raw) {
 		return nil, ErrClosed
 	}
+	// The peer removed: the handshake, or the writes, end at once.
+	stopClose := context.AfterFunc(p.ctx, func() { raw.Close() })
 	var (
 		c      net.Conn
 		tlsCfg *tls.Config // nil: plaintext
@@ -285,10 +317,11 @@ func (p *peer) connect() (*outConn, error) {
 		err = raw.SetDeadline(time.Time{})
 	}
 	if err != nil {
+		stopClose()
 		t.untrack(raw, 0)
 		return nil, err
 	}
-	oc := &outConn{raw: raw, c: c, fr: fr, isTLS: tlsCfg != nil, donec: make(chan struct{})}
+	oc := &outConn{raw: raw, c: c, fr: fr, isTLS: tlsCfg != nil, donec: make(chan struct{}), stopClose: stopClose}
 	t.wg.Add(1)
 	go p.readAcks(oc)
 	return oc, nil
@@ -382,7 +415,7 @@ func (p *peer) stream(oc *outConn) error {
 	for {
 		var m *raftpb.Message
 		select {
-		case <-p.t.ctx.Done():
+		case <-p.ctx.Done():
 			return ErrClosed
 		case <-oc.donec:
 			return oc.err

@@ -112,13 +112,7 @@ func TestTCPFullQueueDrops(t *testing.T) {
 	m := startMember(t, 1, listen(t, "127.0.0.1:0"), map[uint64]string{2: "127.0.0.1:9"}, func(_ *member, cfg *TCPConfig) {
 		cfg.QueueLen = 8
 		cfg.DialTimeout = time.Hour
-		cfg.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			select {
-			case dialling <- struct{}{}:
-			default:
-			}
-			return blockingDial(ctx, network, addr)
-		}
+		cfg.Dial = signallingDial(dialling)
 	})
 	// The sender is stuck dialling: nothing drains the queue.
 	recv(t, dialling, "the first dial")
@@ -395,7 +389,9 @@ func TestTCPHandshakeRefused(t *testing.T) {
 		{"wrong ensemble", 1, "another-ensemble", 2,
 			`peer from another ensemble (or with different server lines): its ensemble is \"another-ensemble\", this member's is \"test-ensemble\"`},
 		{"wrong receiver id", 1, testEnsemble, 3, "peer thinks it is talking to member 3 but this is member 2"},
-		{"unknown sender", 7, testEnsemble, 2, "unknown member id 7"},
+		{"unknown sender", 7, testEnsemble, 2, "unknown member id 7: not a member of this ensemble (removed, or not yet added; check the server lines)"},
+		{"dynamic meets static", 1, DynamicEnsemble, 2,
+			"peer's membership is dynamic (reconfigEnabled=true) but this member's is static (reconfigEnabled=false): reconfigEnabled must be the same on every member"},
 		{"duplicate id", 2, testEnsemble, 3, "duplicate myid: a peer claims to be member 2, which is this member's id"},
 	}
 	for _, tt := range tests {

@@ -52,6 +52,9 @@ type Snapshots interface {
 // snapshot's metadata (raftpb.Snapshot.Data is empty): the transport
 // streams the body from Snapshots.Open and reports the outcome with
 // Handler.SnapshotSent.
+//
+// The peer set changes at run time with SetPeers (dynamic
+// reconfiguration): a transport talks only to its current peers.
 type Transport interface {
 	// Start begins delivering received messages to h. It is called once,
 	// before the first Send.
@@ -59,6 +62,21 @@ type Transport interface {
 	// Send queues msgs for their peers (Message.To). Messages to an
 	// unknown peer are dropped. The transport owns msgs after the call.
 	Send(msgs []*raftpb.Message)
+	// SetPeers replaces the peer set: peers maps the raft id of every
+	// other member to the address of its quorum port, as
+	// TCPConfig.Peers does, and the transport keeps a copy. A new peer is
+	// connected to; a removed one is disconnected both ways, what was
+	// queued for it is dropped (a MsgSnap reported with SnapshotSent
+	// false), and its connections are refused from then on; a peer whose
+	// address changed is reconnected at the new address, its queue
+	// dropped likewise; a peer whose address is unchanged keeps its
+	// connections and queue. Messages to or from a member outside the set
+	// are dropped. SetPeers may be called from any goroutine, before or
+	// after Start and concurrently with Send; after Close it does
+	// nothing. An invalid set (this member's own id or id 0; for TCP, an
+	// address that is not host:port) is an error wrapping
+	// ErrInvalidConfig, and changes nothing.
+	SetPeers(peers map[uint64]string) error
 	// Close stops sending and receiving and waits for the transport's
 	// goroutines; Send after Close drops everything.
 	Close() error

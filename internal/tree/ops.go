@@ -323,3 +323,16 @@ func (t *Tree) SetConfig(data []byte, mtime int64) {
 	n.version = -1
 	n.mtime = mtime
 }
+
+// ApplyConfig writes a new ensemble configuration to /zookeeper/config
+// as a committed reconfig does in ZooKeeper: data replaced, version -1,
+// mzxid and mtime from m; its data watches fire. No ACL or quota check
+// (the reconfig was checked before).
+func (t *Tree) ApplyConfig(data []byte, m Meta) (wire.Stat, []Change) {
+	n := t.modify(configPath)
+	t.setNodeData(n, data)
+	n.version = -1
+	n.mzxid = m.Zxid
+	n.mtime = m.Time
+	return n.stat(), []Change{{Type: wire.EventNodeDataChanged, Path: configPath, ACL: n.acl.acl}}
+}

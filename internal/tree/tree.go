@@ -12,8 +12,11 @@ import (
 const (
 	procPath   = "/zookeeper"
 	quotaPath  = "/zookeeper/quota"
-	configPath = "/zookeeper/config"
+	configPath = ConfigPath
 )
+
+// ConfigPath is the node holding the ensemble's configuration.
+const ConfigPath = "/zookeeper/config"
 
 // ContainerOwner is the ephemeralOwner a container node stores
 // (EphemeralType.CONTAINER_EPHEMERAL_OWNER). Clients see 0.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,8 @@ type Ensemble struct {
 	tb      testing.TB
 	mu      sync.Mutex
 	members []*member
+	// config adjusts every member's configuration (WithMemberConfig).
+	config func(*server.Config)
 }
 
 type member struct {
@@ -86,7 +89,13 @@ func WithObservers(k int) EnsembleOption { return func(s *ensembleSettings) { s.
 
 // WithMemberConfig changes every member's configuration before it starts.
 func WithMemberConfig(f func(*server.Config)) EnsembleOption {
-	return func(s *ensembleSettings) { s.config = f }
+	return func(s *ensembleSettings) {
+		if prev := s.config; prev != nil {
+			s.config = func(c *server.Config) { prev(c); f(c) }
+			return
+		}
+		s.config = f
+	}
 }
 
 // WithLogger sends the members' logs to l, each record with the
@@ -115,14 +124,15 @@ func StartTestEnsemble(tb testing.TB, n int, opts ...EnsembleOption) *Ensemble {
 		o(&st)
 	}
 	e := &Ensemble{
-		Net:   transport.NewNetwork(st.seed),
-		Clock: fakeclock.New(time.Now()),
-		tb:    tb,
+		Net:    transport.NewNetwork(st.seed),
+		Clock:  fakeclock.New(time.Now()),
+		tb:     tb,
+		config: st.config,
 	}
 	var servers []config.Server
 	for i := 0; i < n; i++ {
 		servers = append(servers, config.Server{
-			ID: int64(i + 1), Host: "127.0.0.1", PeerPort: 2888, ElectionPort: 3888,
+			ID: int64(i + 1), Host: "127.0.0.1", PeerPort: 2888 + i, ElectionPort: 3888 + i,
 			Observer: i >= n-st.observers,
 		})
 	}
@@ -195,6 +205,58 @@ func (e *Ensemble) start(i int, logger *slog.Logger) error {
 	m.addr = srv.Addr().String()
 	e.mu.Unlock()
 	return nil
+}
+
+// AddMember starts a new member, as an operator starts a host about to be
+// added with reconfig: myid one above the highest, server lines listing
+// the members of servers (the ensemble as it is) plus itself, as a
+// participant or an observer, and an empty data directory. It returns its
+// index and its server line (for reconfig's joining servers). It does not
+// wait for it to serve: it does only once a reconfig has added it.
+func (e *Ensemble) AddMember(servers []config.Server, observer bool) (int, string) {
+	e.tb.Helper()
+	e.mu.Lock()
+	i := len(e.members)
+	e.mu.Unlock()
+	self := config.Server{ID: int64(i + 1), Host: "127.0.0.1", PeerPort: 2888 + i, ElectionPort: 3888 + i, Observer: observer}
+	cfg := server.DefaultConfig()
+	cfg.DataDir = e.tb.TempDir()
+	cfg.DataLogDir = cfg.DataDir
+	cfg.TickTime = 100
+	cfg.InitLimit, cfg.SyncLimit = 10, 5
+	cfg.MaxSessionTimeout = 30000
+	cfg.Servers = append(append([]config.Server(nil), servers...), self)
+	cfg.MyID = self.ID
+	if e.config != nil {
+		e.config(&cfg)
+	}
+	e.mu.Lock()
+	e.members = append(e.members, &member{cfg: cfg, addr: "127.0.0.1:0"})
+	e.mu.Unlock()
+	if err := e.start(i, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		e.tb.Fatalf("servertest: start new member %d: %v", i+1, err)
+	}
+	self.ClientHost, self.ClientPort = splitAddr(e.tb, e.Addr(i))
+	return i, config.ServerLine(self)
+}
+
+// Servers returns the server lines member i was started with.
+func (e *Ensemble) Servers(i int) []config.Server {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]config.Server(nil), e.members[i].cfg.Servers...)
+}
+
+func splitAddr(tb testing.TB, addr string) (string, int) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return host, p
 }
 
 // Member returns member i's running server, or nil when it is stopped.

@@ -82,6 +82,30 @@ type memberProc struct {
 type Ensemble struct {
 	Kind    string
 	Members []*Member // Members[i].ID == i+1
+	opts    ensembleOptions
+}
+
+// ensembleOptions vary an ensemble from the default one (startEnsembleWith).
+type ensembleOptions struct {
+	// extra zoo.cfg keys, over ensembleConfig (and passed to ZooKeeper as -D flags when
+	// systemProperties names them).
+	extra map[string]string
+	// clientInServerLines gives member 1's server line its client address too
+	// (";H1:C1"), so that /zookeeper/config names every member's client address, as
+	// dynamic reconfiguration wants it.
+	clientInServerLines bool
+}
+
+// config returns ensembleConfig with the ensemble's extra keys.
+func (e *Ensemble) config() map[string]string {
+	cfg := map[string]string{}
+	for k, v := range ensembleConfig {
+		cfg[k] = v
+	}
+	for k, v := range e.opts.extra {
+		cfg[k] = v
+	}
+	return cfg
 }
 
 // ensembleSeq numbers the ensembles of this test binary (the third octet of their block).
@@ -114,12 +138,18 @@ func freePorts(t *testing.T, host string, n int) []int {
 // member still running is stopped in t.Cleanup; on failure the tail of each log is shown.
 func startEnsemble(t *testing.T, kind string) *Ensemble {
 	t.Helper()
+	return startEnsembleWith(t, kind, ensembleOptions{})
+}
+
+// startEnsembleWith is startEnsemble with options.
+func startEnsembleWith(t *testing.T, kind string, opts ensembleOptions) *Ensemble {
+	t.Helper()
 	if kind == "warden" {
 		if _, err := buildWarden(); err != nil {
 			t.Fatalf("warden binary: %v", err)
 		}
 	}
-	e := &Ensemble{Kind: kind}
+	e := &Ensemble{Kind: kind, opts: opts}
 	block := loopbackBlock()
 	root := t.TempDir()
 	for id := 1; id <= ensembleSize; id++ {
@@ -172,10 +202,12 @@ func (e *Ensemble) serverLines() []string {
 	var lines []string
 	for _, m := range e.Members {
 		line := fmt.Sprintf("server.%d=%s:%d:%d", m.ID, m.Host, m.QuorumPort, m.ElectionPort)
-		switch m.ID {
-		case 2:
+		switch {
+		case m.ID == 1 && e.opts.clientInServerLines:
 			line += fmt.Sprintf(";%s:%d", m.Host, m.ClientPort)
-		case 3:
+		case m.ID == 2:
+			line += fmt.Sprintf(";%s:%d", m.Host, m.ClientPort)
+		case m.ID == 3:
 			line += fmt.Sprintf(";%d", m.ClientPort)
 		}
 		lines = append(lines, line)
@@ -194,14 +226,15 @@ func (e *Ensemble) writeMemberConfig(t *testing.T, m *Member) {
 	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(fmt.Sprintf("%d\n", m.ID)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	cfg := e.config()
 	var keys []string
-	for k := range ensembleConfig {
+	for k := range cfg {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, ensembleConfig[k])
+		fmt.Fprintf(&b, "%s=%s\n", k, cfg[k])
 	}
 	fmt.Fprintf(&b, "dataDir=%s\n", data)
 	if m.ID == 1 {
@@ -223,7 +256,7 @@ func (e *Ensemble) command(m *Member) (string, []string) {
 	args := []string{"-Xms32m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dorg.slf4j.simpleLogger.showDateTime=true", "-cp", javaClasspath()}
 	var props []string
-	for k, v := range ensembleConfig {
+	for k, v := range e.config() {
 		if p, ok := systemProperties[k]; ok {
 			props = append(props, "-D"+p+"="+v)
 		}

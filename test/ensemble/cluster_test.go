@@ -6,10 +6,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wardenzk/warden/client"
+	"github.com/wardenzk/warden/internal/auth"
 	"github.com/wardenzk/warden/test/proc"
 )
 
@@ -40,63 +43,62 @@ const (
 // ensemble is n members started from zoo.cfg files naming each other. It
 // belongs to one test and is used from its goroutine only.
 type ensemble struct {
-	t       *testing.T
-	members []*member // members[i].id == i+1
-	connect string    // every member's client address: the clients' connect string
+	t    *testing.T
+	opts ensembleOptions
+	bin  string
+	// members are the members of the ensemble's current configuration, in
+	// the order they were added (ids 1..n at the start). A member a
+	// reconfig removed moves to retired; its process may still run.
+	members []*member
+	retired []*member
+	hosts   []string // the subnet's addresses: hosts[i] is 127.a.b.(11+i), for member i+1
+	connect string   // the first members' client addresses: the clients' connect string
+	// movedClientPorts holds the client port of a member a reconfig moved
+	// off clientPort, by id.
+	movedClientPorts map[int]int
 }
 
-// startEnsemble starts n members and waits until one leads and all serve.
-// Every process is killed and reaped in t.Cleanup, and every member's log
-// printed if the test failed.
-func startEnsemble(t *testing.T, n, snapCount int) *ensemble {
+// ensembleOptions vary an ensemble from the plain one.
+type ensembleOptions struct {
+	n         int // members started
+	snapCount int
+	// reconfig starts the members with reconfigEnabled=true and the super
+	// user (superDigest) that reconfig needs.
+	reconfig bool
+	// spare is how many more addresses of the subnet must be free, for
+	// members added later (ids n+1..n+spare).
+	spare int
+}
+
+// superAuth is the super user's digest credentials of a reconfig ensemble.
+const superAuth = "super:reconfig-test"
+
+// startEnsembleWith starts opts.n members and waits until one leads and
+// all serve. Every process is killed and reaped in t.Cleanup, and every
+// member's log printed if the test failed.
+func startEnsembleWith(t *testing.T, opts ensembleOptions) *ensemble {
 	t.Helper()
-	bin := proc.Warden(t)
-	hosts := freeSubnet(t, n)
-	e := &ensemble{t: t}
+	e := &ensemble{t: t, opts: opts, bin: proc.Warden(t)}
+	e.hosts = freeSubnet(t, opts.n+opts.spare)
 	var servers, addrs []string
-	for id := 1; id <= n; id++ {
-		servers = append(servers, fmt.Sprintf("server.%d=%s:%d:%d:participant;%s:%d", id, hosts[id-1], quorumPort, electionPort, hosts[id-1], clientPort))
-		addrs = append(addrs, net.JoinHostPort(hosts[id-1], fmt.Sprint(clientPort)))
+	for id := 1; id <= opts.n; id++ {
+		servers = append(servers, e.serverLine(id, false))
+		addrs = append(addrs, net.JoinHostPort(e.hosts[id-1], fmt.Sprint(clientPort)))
 	}
 	e.connect = strings.Join(addrs, ",")
-	for id := 1; id <= n; id++ {
-		dir := t.TempDir()
-		m := &member{
-			Server: proc.Server{
-				Name:   fmt.Sprintf("server.%d", id),
-				Bin:    bin,
-				Config: filepath.Join(dir, "zoo.cfg"),
-				Log:    filepath.Join(dir, "server.log"),
-				Addr:   addrs[id-1],
-			},
-			id:      id,
-			host:    hosts[id-1],
-			dataDir: filepath.Join(dir, "data"),
-		}
-		cfg := fmt.Sprintf("tickTime=%d\ninitLimit=%d\nsyncLimit=%d\nmaxSessionTimeout=%d\nsnapCount=%d\n"+
-			"dataDir=%s\nclientPortAddress=%s\nclientPort=%d\nadmin.enableServer=false\n%s\n",
-			tickTime, initLimit, syncLimit, maxSessionTimeout.Milliseconds(), snapCount,
-			m.dataDir, m.host, clientPort, strings.Join(servers, "\n"))
-		if err := os.MkdirAll(m.dataDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(m.dataDir, "myid"), []byte(fmt.Sprintf("%d\n", id)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(m.Config, []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		e.members = append(e.members, m)
+	for id := 1; id <= opts.n; id++ {
+		e.members = append(e.members, e.newMember(id, false, servers))
 	}
 	t.Cleanup(func() {
-		for _, m := range e.members {
+		all := e.all()
+		for _, m := range all {
 			m.SignalKill()
 		}
-		for _, m := range e.members {
+		for _, m := range all {
 			m.Reap(t)
 		}
 		if t.Failed() || os.Getenv(logsEnv) != "" {
-			for _, m := range e.members {
+			for _, m := range all {
 				m.DumpLog(t)
 			}
 		}
@@ -107,6 +109,73 @@ func startEnsemble(t *testing.T, n, snapCount int) *ensemble {
 	e.waitLeader()
 	return e
 }
+
+// serverLine is member id's server line, with its client address.
+func (e *ensemble) serverLine(id int, observer bool) string {
+	role := "participant"
+	if observer {
+		role = "observer"
+	}
+	host := e.hosts[id-1]
+	port := clientPort
+	if p, ok := e.movedClientPorts[id]; ok {
+		port = p
+	}
+	return fmt.Sprintf("server.%d=%s:%d:%d:%s;%s:%d", id, host, quorumPort, electionPort, role, host, port)
+}
+
+// newMember writes the data directory, myid and zoo.cfg of member id,
+// whose zoo.cfg lists servers (its own line among them), without
+// starting it.
+func (e *ensemble) newMember(id int, observer bool, servers []string) *member {
+	t := e.t
+	t.Helper()
+	dir := t.TempDir()
+	m := &member{
+		Server: proc.Server{
+			Name:   fmt.Sprintf("server.%d", id),
+			Bin:    e.bin,
+			Config: filepath.Join(dir, "zoo.cfg"),
+			Log:    filepath.Join(dir, "server.log"),
+			Addr:   net.JoinHostPort(e.hosts[id-1], fmt.Sprint(clientPort)),
+		},
+		id:       id,
+		host:     e.hosts[id-1],
+		dataDir:  filepath.Join(dir, "data"),
+		observer: observer,
+	}
+	cfg := fmt.Sprintf("tickTime=%d\ninitLimit=%d\nsyncLimit=%d\nmaxSessionTimeout=%d\nsnapCount=%d\n"+
+		"dataDir=%s\nclientPortAddress=%s\nclientPort=%d\nadmin.enableServer=false\n",
+		tickTime, initLimit, syncLimit, maxSessionTimeout.Milliseconds(), e.opts.snapCount,
+		m.dataDir, m.host, clientPort)
+	if e.opts.reconfig {
+		cfg += fmt.Sprintf("reconfigEnabled=true\nstandaloneEnabled=false\nDigestAuthenticationProvider.superDigest=%s\n", auth.DigestID(superAuth))
+	}
+	cfg += strings.Join(servers, "\n") + "\n"
+	if err := os.MkdirAll(m.dataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.dataDir, "myid"), []byte(fmt.Sprintf("%d\n", id)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.Config, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// clientOptions are the options of the scenario's long-lived clients: in
+// a reconfig ensemble they follow the membership, as a ZooKeeper
+// application with Curator's EnsembleTracker does.
+func (e *ensemble) clientOptions() []client.Option {
+	if e.opts.reconfig {
+		return []client.Option{client.WithEnsembleTracking()}
+	}
+	return nil
+}
+
+// all returns the members and the retired members.
+func (e *ensemble) all() []*member { return append(slices.Clone(e.members), e.retired...) }
 
 // freeSubnet picks a random 127.a.b.0/24 where n members can listen on
 // 127.a.b.(10+id) at the client and quorum ports. The ports are below
@@ -277,8 +346,8 @@ func (e *ensemble) waitCaughtUp(m *member, zxid uint64) time.Duration {
 }
 
 // waitSameZxid waits until every member runs and serves at the same zxid,
-// one as leader and the others as followers; it returns that zxid and
-// the statuses.
+// one as leader and the others as followers (or observers, for the
+// members that are); it returns that zxid and the statuses.
 func (e *ensemble) waitSameZxid() (uint64, string) {
 	e.t.Helper()
 	var (
@@ -289,14 +358,15 @@ func (e *ensemble) waitSameZxid() (uint64, string) {
 		sts, desc := e.statuses(e.members)
 		last = desc
 		leaders := 0
-		for _, st := range sts {
+		for i, st := range sts {
 			if !st.serving || st.zxid != sts[0].zxid {
 				return false, desc
 			}
-			switch st.mode {
-			case "leader":
+			switch {
+			case st.mode == "leader":
 				leaders++
-			case "follower":
+			case st.mode == "follower" && !e.members[i].observer:
+			case st.mode == "observer" && e.members[i].observer:
 			default:
 				return false, desc
 			}

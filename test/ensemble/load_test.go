@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -76,11 +77,35 @@ type history struct {
 	writes   map[string][]*write
 	acks     int
 	problems []string
-	tick     chan struct{} // signalled (without blocking) on each ack or problem
+	retried  map[string]int // errors with an unknown outcome the writers retried after, by class
+	tick     chan struct{}  // signalled (without blocking) on each ack or problem
 }
 
 func newHistory() *history {
-	return &history{writes: map[string][]*write{}, tick: make(chan struct{}, 1)}
+	return &history{writes: map[string][]*write{}, retried: map[string]int{}, tick: make(chan struct{}, 1)}
+}
+
+// retry records an error after which a writer reconnects and goes on.
+func (h *history) retry(err error) {
+	class := err.Error()
+	switch {
+	case errors.Is(err, client.ErrConnectionLoss):
+		class = "ConnectionLoss"
+	case errors.Is(err, wire.ErrSessionMoved):
+		class = "SessionMoved"
+	case errors.Is(err, context.DeadlineExceeded):
+		class = "request timeout"
+	}
+	h.mu.Lock()
+	h.retried[class]++
+	h.mu.Unlock()
+}
+
+// retries returns how many errors of each class the writers retried after.
+func (h *history) retries() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.retried)
 }
 
 func (h *history) signal() {
@@ -210,22 +235,24 @@ func (h *history) waitAcks(t *testing.T, n int, since time.Time) []write {
 // (connect string listing every member) and its own keys, creating keys
 // and updating them with versioned setData.
 type load struct {
-	h     *history
-	quit  chan struct{}
-	once  sync.Once
-	wg    sync.WaitGroup
-	ctx   context.Context // every request's parent
-	abort context.CancelFunc
+	h        *history
+	sessions []*session // the writers' sessions, each owning an ephemeral
+	quit     chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
+	ctx      context.Context // every request's parent
+	abort    context.CancelFunc
 }
 
-// startLoad creates rootPath/w<i> for each writer and starts the writers;
-// they stop in t.Cleanup at the latest.
-func startLoad(t *testing.T, e *ensemble, rng *rand.Rand, writers int) *load {
+// startLoad creates rootPath/w<i> for each writer, with an ephemeral
+// node its session owns, and starts the writers; they stop in t.Cleanup
+// at the latest. Their sessions ask for timeout.
+func startLoad(t *testing.T, e *ensemble, rng *rand.Rand, writers int, timeout time.Duration) *load {
 	t.Helper()
 	l := &load{h: newHistory(), quit: make(chan struct{})}
 	l.ctx, l.abort = context.WithCancel(context.Background())
 	for i := 0; i < writers; i++ {
-		c := connect(t, e.connect, fmt.Sprintf("writer%d", i))
+		c := connectWith(t, e.connect, fmt.Sprintf("writer%d", i), timeout, e.clientOptions()...)
 		w := &writer{
 			c:    c,
 			dir:  fmt.Sprintf("%s/w%d", rootPath, i),
@@ -234,12 +261,17 @@ func startLoad(t *testing.T, e *ensemble, rng *rand.Rand, writers int) *load {
 			quit: l.quit,
 			ctx:  l.ctx,
 		}
+		sess := watchSession(c, fmt.Sprintf("writer%d", i), w.dir+"/session")
 		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 		_, err := c.Create(ctx, w.dir, nil, client.Persistent, client.OpenACL)
+		if err == nil {
+			_, err = c.Create(ctx, sess.ephemeral, []byte(sess.name), client.Ephemeral, client.OpenACL)
+		}
 		cancel()
 		if err != nil {
-			t.Fatalf("create %s: %v", w.dir, err)
+			t.Fatalf("%s: create %s and its ephemeral: %v", sess.name, w.dir, err)
 		}
+		l.sessions = append(l.sessions, sess)
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
@@ -347,6 +379,7 @@ func (w *writer) writeKey(k *key) bool {
 		return false
 	case isUnknown(err):
 		w.h.finish(rec, unknown, 0)
+		w.h.retry(err)
 		k.dirty = true
 	case errors.Is(err, client.ErrBadVersion), errors.Is(err, client.ErrNodeExists), errors.Is(err, client.ErrNoNode):
 		// The writer read the key back after every unknown outcome, with a
@@ -380,7 +413,10 @@ func (w *writer) readBack(k *key) bool {
 		case errors.Is(err, client.ErrNoNode):
 			k.exists, k.version, k.dirty = false, 0, false
 			return true
-		case isUnknown(err) || w.ctx.Err() != nil:
+		case w.ctx.Err() != nil:
+			return false
+		case isUnknown(err):
+			w.h.retry(err)
 			continue // the client waits for its reconnect
 		default:
 			w.h.problem("read back %s: %v", k.path, err)
@@ -390,6 +426,50 @@ func (w *writer) readBack(k *key) bool {
 	return false
 }
 
+// session is a client session whose state changes are recorded, and an
+// ephemeral node it owns: a session that lives through a scenario still
+// owns its node on every member and never saw StateExpired.
+type session struct {
+	name      string
+	c         *client.Conn
+	ephemeral string
+	events    <-chan client.SessionEvent
+	seen      []client.State // the states received from events so far
+}
+
+// watchSession subscribes to c's state changes; the caller creates the
+// ephemeral.
+func watchSession(c *client.Conn, name, ephemeral string) *session {
+	return &session{name: name, c: c, ephemeral: ephemeral, events: c.SessionEvents()}
+}
+
+// states returns every state the session reported so far, in order (the
+// first is the state when it was watched), without waiting.
+func (s *session) states() []client.State {
+	for {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				return s.seen
+			}
+			s.seen = append(s.seen, ev.State)
+		default:
+			return s.seen
+		}
+	}
+}
+
+// count returns how many times the session reported state st.
+func (s *session) count(st client.State) int {
+	n := 0
+	for _, x := range s.states() {
+		if x == st {
+			n++
+		}
+	}
+	return n
+}
+
 // isUnknown reports whether err leaves the outcome of a write unknown.
 func isUnknown(err error) bool {
 	return errors.Is(err, client.ErrConnectionLoss) ||
@@ -397,15 +477,23 @@ func isUnknown(err error) bool {
 		errors.Is(err, context.DeadlineExceeded)
 }
 
-// connect opens a session on servers that reconnects quickly, logging as
-// name to the test's client log; it is closed in t.Cleanup.
+// connect opens a session of sessionTimeout on servers that reconnects
+// quickly, logging as name to the test's client log; it is closed in
+// t.Cleanup.
 func connect(t *testing.T, servers, name string) *client.Conn {
+	t.Helper()
+	return connectWith(t, servers, name, sessionTimeout)
+}
+
+// connectWith is connect with the session timeout to ask for, and more
+// options.
+func connectWith(t *testing.T, servers, name string, timeout time.Duration, opts ...client.Option) *client.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	c, err := client.Connect(ctx, servers, client.WithSessionTimeout(sessionTimeout),
+	c, err := client.Connect(ctx, servers, append([]client.Option{client.WithSessionTimeout(timeout),
 		client.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
-		client.WithLogger(clientLog(t).With("client", name)))
+		client.WithLogger(clientLog(t).With("client", name))}, opts...)...)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

@@ -36,6 +36,9 @@ type member struct {
 	id      int    // myid
 	host    string // the member's own loopback address
 	dataDir string
+	// observer is set while the ensemble's configuration makes the member
+	// an observer.
+	observer bool
 }
 
 // live reports whether the member is meant to answer: running and not
@@ -83,4 +86,29 @@ func (m *member) status() (memberStatus, error) {
 		return memberStatus{}, fmt.Errorf("%v: srvr answer without Mode and Zxid: %q", m, out)
 	}
 	return st, nil
+}
+
+// mntr asks the member for mntr and returns its keys (zk_ prefix
+// removed) and values.
+func (m *member) mntr() (map[string]string, error) {
+	out, err := proc.FourLetterWord(m.Addr, "mntr", fourLWTimeout)
+	if err != nil {
+		return nil, err
+	}
+	kv := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, "\t"); ok {
+			kv[strings.TrimPrefix(k, "zk_")] = v
+		}
+	}
+	return kv, nil
+}
+
+// logCount returns how many times the member's log (every run's) holds s.
+func (m *member) logCount(s string) int {
+	b, err := os.ReadFile(m.Log)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), s)
 }

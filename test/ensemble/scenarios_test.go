@@ -46,11 +46,29 @@ type scenario struct {
 	load  *load
 	ck    *checker
 	owner *client.Conn
-	begin time.Time
+	// sessions are the owner's and the writers' sessions: each owns an
+	// ephemeral node and must live through the scenario.
+	sessions []*session
+	begin    time.Time
 }
 
-// newScenario starts n members, the ephemeral's owner and the writers.
+// newScenario starts n members, the ephemeral's owner and the writers,
+// with sessions of sessionTimeout.
 func newScenario(t *testing.T, n int) *scenario {
+	t.Helper()
+	return newScenarioSessions(t, n, sessionTimeout)
+}
+
+// newScenarioSessions is newScenario with the timeout the owner's and the
+// writers' sessions ask for.
+func newScenarioSessions(t *testing.T, n int, timeout time.Duration) *scenario {
+	t.Helper()
+	return newScenarioWith(t, ensembleOptions{n: n}, timeout)
+}
+
+// newScenarioWith is newScenarioSessions with the ensemble's options; a
+// zero snapCount is chosen at random.
+func newScenarioWith(t *testing.T, opts ensembleOptions, timeout time.Duration) *scenario {
 	t.Helper()
 	seed, err := baseSeed()
 	if err != nil {
@@ -62,11 +80,14 @@ func newScenario(t *testing.T, n int) *scenario {
 	s := &scenario{t: t, rng: rand.New(rand.NewPCG(seed, name.Sum64())), begin: time.Now()}
 	// A small snapCount makes members snapshot and compact under fault,
 	// so a returning member may be caught up by a streamed snapshot.
-	snapCount := []int{64, 100_000}[s.rng.IntN(2)]
-	s.e = startEnsemble(t, n, snapCount)
-	s.step("%d members serving (snapCount=%d)", n, snapCount)
+	if opts.snapCount == 0 {
+		opts.snapCount = []int{64, 100_000}[s.rng.IntN(2)]
+	}
+	s.e = startEnsembleWith(t, opts)
+	s.step("%d members serving (snapCount=%d)", opts.n, opts.snapCount)
 
-	s.owner = connect(t, s.e.connect, "owner")
+	s.owner = connectWith(t, s.e.connect, "owner", timeout, s.e.clientOptions()...)
+	s.sessions = []*session{watchSession(s.owner, "owner", ephemeralPath)}
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
 	if _, err := s.owner.Create(ctx, rootPath, nil, client.Persistent, client.OpenACL); err != nil {
@@ -75,17 +96,19 @@ func newScenario(t *testing.T, n int) *scenario {
 	if _, err := s.owner.Create(ctx, ephemeralPath, []byte("owned"), client.Ephemeral, client.OpenACL); err != nil {
 		t.Fatalf("create %s: %v", ephemeralPath, err)
 	}
-	s.load = startLoad(t, s.e, s.rng, writers)
+	s.load = startLoad(t, s.e, s.rng, writers, timeout)
+	s.sessions = append(s.sessions, s.load.sessions...)
 	s.ck = newChecker(t, s.load.h)
 	// Registered last, run first: a failed test cuts the writers' requests
 	// and kills every member, so no client waits on a stopped member.
 	t.Cleanup(func() {
 		if t.Failed() {
 			s.load.abort()
-			for _, m := range s.e.members {
+			all := s.e.all()
+			for _, m := range all {
 				m.SignalKill()
 			}
-			for _, m := range s.e.members {
+			for _, m := range all {
 				m.Reap(t)
 			}
 		}
@@ -214,23 +237,41 @@ func (s *scenario) finish() {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-	defer cancel()
-	st, ok, err := s.owner.Exists(ctx, ephemeralPath)
-	switch {
-	case err != nil:
-		t.Fatalf("the ephemeral's owner, session %#x: %v", s.owner.SessionID(), err)
-	case !ok:
-		t.Fatalf("the ephemeral of session %#x, which survived the scenario, is gone", s.owner.SessionID())
-	case st.EphemeralOwner != s.owner.SessionID():
-		t.Fatalf("ephemeral owner %#x, want the surviving session %#x", st.EphemeralOwner, s.owner.SessionID())
-	}
-	for _, m := range s.e.members {
-		checkEphemeral(t, m, ephemeralPath, s.owner.SessionID())
+	disconnects := 0
+	for _, sess := range s.sessions {
+		s.checkSession(sess)
+		disconnects += sess.count(client.StateDisconnected)
 	}
 	n := s.load.h.counts()
-	s.step("checked %d keys on each of %d members: %d writes acknowledged, %d unknown outcome, %d refused; ephemeral of %#x on every member",
-		len(first), len(s.e.members), n[acked], n[unknown], n[refused], s.owner.SessionID())
+	s.step("checked %d keys on each of %d members: %d writes acknowledged, %d unknown outcome, %d refused; "+
+		"%d sessions alive, each owning its ephemeral on every member, after %d disconnections; writers retried after %v",
+		len(first), len(s.e.members), n[acked], n[unknown], n[refused], len(s.sessions), disconnects, s.load.h.retries())
+}
+
+// checkSession checks that sess lived through the scenario: it never
+// reported StateExpired, it is connected, and it still owns its ephemeral
+// node, as it sees it and on every member.
+func (s *scenario) checkSession(sess *session) {
+	t := s.t
+	t.Helper()
+	id := sess.c.SessionID()
+	if n := sess.count(client.StateExpired); n > 0 {
+		t.Fatalf("%s: session %#x expired (states seen: %v)", sess.name, id, sess.states())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	st, ok, err := sess.c.Exists(ctx, sess.ephemeral)
+	switch {
+	case err != nil:
+		t.Fatalf("%s, session %#x: exists %s: %v (states seen: %v)", sess.name, id, sess.ephemeral, err, sess.states())
+	case !ok:
+		t.Fatalf("%s: the ephemeral %s of session %#x, which survived the scenario, is gone", sess.name, sess.ephemeral, id)
+	case st.EphemeralOwner != id:
+		t.Fatalf("%s: %s is owned by %#x, want the surviving session %#x", sess.name, sess.ephemeral, st.EphemeralOwner, id)
+	}
+	for _, m := range s.e.members {
+		checkEphemeral(t, m, sess.ephemeral, id)
+	}
 }
 
 // a. Three members: the leader is killed with SIGKILL; the two others elect

@@ -1,8 +1,8 @@
 // Package proc runs `warden server` processes for process-level tests
 // (test/crash, test/ensemble): it builds the binary once, starts a server
 // with its output appended to a log file, waits until it answers ruok,
-// and kills (SIGKILL), pauses (SIGSTOP) and resumes (SIGCONT) it, waiting
-// each time until the kernel shows the change. Every wait is bounded; a
+// and stops (SIGTERM), kills (SIGKILL), pauses (SIGSTOP) and resumes
+// (SIGCONT) it, waiting each time until the kernel shows the change. Every wait is bounded; a
 // test binary killed by -timeout leaves no server behind (Pdeathsig).
 package proc
 
@@ -27,7 +27,7 @@ import (
 const (
 	BuildDeadline  = 3 * time.Minute  // go build ./cmd/warden
 	ReadyDeadline  = 15 * time.Second // from exec to ruok answering imok
-	ExitDeadline   = 10 * time.Second // from SIGKILL to the process being reaped
+	ExitDeadline   = 10 * time.Second // from SIGKILL (or SIGTERM) to the process being reaped
 	SignalDeadline = 5 * time.Second  // from SIGSTOP/SIGCONT to /proc showing it
 	pollInterval   = 10 * time.Millisecond
 	logTail        = 24 << 10 // bytes of a log printed on failure
@@ -216,6 +216,29 @@ func (s *Server) Kill9(tb testing.TB) {
 	tb.Helper()
 	s.SignalKill()
 	s.Reap(tb)
+}
+
+// Stop asks the server to shut down with SIGTERM, as an init system does,
+// waits until it has exited and returns how it ended. A server still
+// running after ExitDeadline fails the test (and is killed).
+func (s *Server) Stop(tb testing.TB) *os.ProcessState {
+	tb.Helper()
+	if s.cmd == nil || s.paused {
+		tb.Fatalf("%s: stop while not running", s.Name)
+	}
+	if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGTERM); err != nil {
+		tb.Fatalf("%s: SIGTERM: %v", s.Name, err)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(ExitDeadline):
+		pid := s.cmd.Process.Pid
+		s.Kill9(tb)
+		tb.Fatalf("%s: pid %d still running %v after SIGTERM (killed)", s.Name, pid, ExitDeadline)
+	}
+	st := s.cmd.ProcessState // set by Wait before exited was closed
+	s.cmd = nil
+	return st
 }
 
 // Pause stops the process with SIGSTOP and waits until the kernel shows

@@ -5,11 +5,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wardenzk/warden/internal/auth"
 	"github.com/wardenzk/warden/test/proc"
 	"github.com/wardenzk/warden/test/torture/netns"
 )
@@ -54,6 +56,15 @@ type member struct {
 	dataDir string
 	disk    *netns.Disk
 	full    bool // its disk is filled
+
+	// With the reconfig nemesis (see reconfig.go): in is set while the
+	// member is in the ensemble's membership as the nemesis last read it,
+	// observer while it is an observer there; joined is set once it has
+	// been part of the membership (it is then wiped before it is added
+	// again); removed while a reconfig has removed it; written is the
+	// membership its zoo.cfg was written with.
+	in, observer, joined, removed bool
+	written                       string
 }
 
 // cluster is one run's ensemble: n members of one target on a test
@@ -62,22 +73,33 @@ type cluster struct {
 	t       *testing.T
 	target  Target
 	net     *netns.Net
-	members []*member
+	members []*member // every process: the ensemble, then the spares
+
+	// reconfig is set when the run's faults change the membership; the
+	// members then allow reconfig and have a super user, and the
+	// history of the membership changes is kept here.
+	reconfig *reconfigHistory
 }
 
 // startCluster builds the test network, writes each member's zoo.cfg and
-// myid, starts every member and waits until the ensemble serves.
-func startCluster(t *testing.T, target Target, n int, prefix, dir string) *cluster {
+// myid, starts every member and waits until the ensemble serves. With
+// spares > 0 (the reconfig nemesis) the ensemble allows reconfig, and
+// spares more processes start, not part of it: each one's zoo.cfg lists
+// the n members plus itself, as an operator starts a member to be added.
+func startCluster(t *testing.T, target Target, n, spares int, prefix, dir string) *cluster {
 	t.Helper()
-	nw, err := netns.Create(prefix, n)
+	nw, err := netns.Create(prefix, n+spares)
 	if err != nil {
 		t.Fatalf("test network: %v", err)
 	}
 	c := &cluster{t: t, target: target, net: nw}
+	if spares > 0 {
+		c.reconfig = &reconfigHistory{}
+	}
 	t.Cleanup(c.close)
 	hosts := nw.Hosts()
 	var servers []string
-	for i, h := range hosts {
+	for i, h := range hosts[:n] {
 		servers = append(servers, fmt.Sprintf("server.%d=%s:%d:%d:participant;%d", i+1, h, quorumPort, electionPort, clientPort))
 	}
 	var bin string
@@ -86,7 +108,7 @@ func startCluster(t *testing.T, target Target, n int, prefix, dir string) *clust
 	}
 	for i, h := range hosts {
 		mdir := filepath.Join(dir, fmt.Sprintf("member%d", i+1))
-		m := &member{index: i, host: h, dataDir: filepath.Join(mdir, "data")}
+		m := &member{index: i, host: h, dataDir: filepath.Join(mdir, "data"), in: i < n}
 		m.Name = fmt.Sprintf("server.%d", i+1)
 		m.Config = filepath.Join(mdir, "zoo.cfg")
 		m.Log = filepath.Join(mdir, "server.log")
@@ -100,13 +122,11 @@ func startCluster(t *testing.T, target Target, n int, prefix, dir string) *clust
 		if err := os.WriteFile(filepath.Join(m.dataDir, "myid"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg := fmt.Sprintf("tickTime=%d\ninitLimit=%d\nsyncLimit=%d\nmaxSessionTimeout=%d\nsnapCount=%d\n"+
-			"dataDir=%s\nclientPort=%d\n4lw.commands.whitelist=*\nadmin.enableServer=false\n%s\n",
-			tickTime, initLimit, syncLimit, maxSessionTimeout, snapCount, m.dataDir, clientPort, strings.Join(servers, "\n"))
-		if target == ZooKeeper {
-			cfg += "standaloneEnabled=false\nreconfigEnabled=false\n"
+		lines := servers
+		if !m.in {
+			lines = append(slices.Clone(servers), m.serverLine(false))
 		}
-		if err := os.WriteFile(m.Config, []byte(cfg), 0o644); err != nil {
+		if err := c.writeConfig(m, lines); err != nil {
 			t.Fatal(err)
 		}
 		if target == Warden {
@@ -124,6 +144,21 @@ func startCluster(t *testing.T, target Target, n int, prefix, dir string) *clust
 		t.Fatalf("ensemble did not start: %v", err)
 	}
 	return c
+}
+
+// writeConfig writes member m's zoo.cfg with the server lines given.
+func (c *cluster) writeConfig(m *member, servers []string) error {
+	cfg := fmt.Sprintf("tickTime=%d\ninitLimit=%d\nsyncLimit=%d\nmaxSessionTimeout=%d\nsnapCount=%d\n"+
+		"dataDir=%s\nclientPort=%d\n4lw.commands.whitelist=*\nadmin.enableServer=false\n%s\n",
+		tickTime, initLimit, syncLimit, maxSessionTimeout, snapCount, m.dataDir, clientPort, strings.Join(servers, "\n"))
+	if c.target == ZooKeeper {
+		cfg += "standaloneEnabled=false\nreconfigEnabled=false\n"
+	}
+	if c.reconfig != nil {
+		cfg += "reconfigEnabled=true\nDigestAuthenticationProvider.superDigest=" + auth.DigestID(superUser) + "\n"
+	}
+	m.written = canonicalLines(servers)
+	return os.WriteFile(m.Config, []byte(cfg), 0o644)
 }
 
 // zkArgs are the JVM arguments that run a ZooKeeper member from config.
@@ -157,10 +192,23 @@ func (c *cluster) close() {
 	}
 }
 
-// connectString lists every member's client address.
+// inMembers returns the members of the ensemble's membership (every
+// process, unless the reconfig nemesis runs).
+func (c *cluster) inMembers() []*member {
+	var in []*member
+	for _, m := range c.members {
+		if m.in {
+			in = append(in, m)
+		}
+	}
+	return in
+}
+
+// connectString lists the client address of every member of the
+// membership.
 func (c *cluster) connectString() string {
 	var addrs []string
-	for _, m := range c.members {
+	for _, m := range c.inMembers() {
 		addrs = append(addrs, m.Addr)
 	}
 	return strings.Join(addrs, ",")
@@ -187,7 +235,7 @@ func (m *member) mode() string {
 
 // leader returns the member that says it leads, or nil.
 func (c *cluster) leader() *member {
-	for _, m := range c.members {
+	for _, m := range c.inMembers() {
 		if m.mode() == "leader" {
 			return m
 		}
@@ -195,13 +243,15 @@ func (c *cluster) leader() *member {
 	return nil
 }
 
-// waitServing waits until every member serves (one leading), bounded by d.
+// waitServing waits until every member of the membership serves (one
+// leading), bounded by d.
 func (c *cluster) waitServing(d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
 		var modes []string
 		leaders, serving := 0, 0
-		for _, m := range c.members {
+		in := c.inMembers()
+		for _, m := range in {
 			mode := m.mode()
 			modes = append(modes, fmt.Sprintf("%s=%q", m.Name, mode))
 			if mode != "" {
@@ -211,7 +261,7 @@ func (c *cluster) waitServing(d time.Duration) error {
 				leaders++
 			}
 		}
-		if leaders == 1 && serving == len(c.members) {
+		if leaders == 1 && serving == len(in) {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -3,6 +3,7 @@ package torture
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -35,14 +36,17 @@ const (
 	DiskFull FaultKind = "disk-full"
 )
 
-// AllFaults lists every fault kind in a fixed order.
+// AllFaults lists every fault kind that keeps the membership, in a fixed
+// order ("all" in ParseFaults); ReconfigFaults (reconfig.go) lists those
+// that change it.
 var AllFaults = []FaultKind{KillAny, KillLeader, Pause, PartitionHalves, PartitionLeader, PartitionBridge, Wipe, DiskFull}
 
-// ParseFaults reads a comma-separated list of fault kinds ("all" for
-// every kind, "none" for none).
+// ParseFaults reads a comma-separated list of fault kinds and groups:
+// "all" for AllFaults, "reconfig" for ReconfigFaults ("all,reconfig" for
+// both), "none" alone for none. A kind named twice counts once.
 func ParseFaults(s string) ([]FaultKind, error) {
 	switch s {
-	case "", "all":
+	case "":
 		return AllFaults, nil
 	case "none":
 		return nil, nil
@@ -50,14 +54,20 @@ func ParseFaults(s string) ([]FaultKind, error) {
 	var kinds []FaultKind
 	for _, f := range strings.Split(s, ",") {
 		k := FaultKind(strings.TrimSpace(f))
-		known := false
-		for _, a := range AllFaults {
-			known = known || a == k
+		group := []FaultKind{k}
+		switch {
+		case k == "all":
+			group = AllFaults
+		case k == "reconfig":
+			group = ReconfigFaults
+		case !slices.Contains(AllFaults, k) && !slices.Contains(ReconfigFaults, k):
+			return nil, fmt.Errorf("unknown fault %q (known: all %v, reconfig %v)", k, AllFaults, ReconfigFaults)
 		}
-		if !known {
-			return nil, fmt.Errorf("unknown fault %q (known: %v)", k, AllFaults)
+		for _, g := range group {
+			if !slices.Contains(kinds, g) {
+				kinds = append(kinds, g)
+			}
 		}
-		kinds = append(kinds, k)
 	}
 	return kinds, nil
 }
@@ -78,11 +88,12 @@ func (f Fault) String() string {
 	return fmt.Sprintf("%s hold=%v after %v", f.Kind, f.Hold.Round(10*time.Millisecond), f.Quiet.Round(10*time.Millisecond))
 }
 
-// Schedule derives a run's faults from its seed: every enabled kind
+// Schedule derives a run's faults from its seed, for procs processes
+// (the members, and the spares of the reconfig nemesis): every enabled kind
 // once, in a seeded order, each after a quiet spell of 0.2–1 s and held
 // 0.8–2 s (a pause 1.2–2.4 s: longer than the election timeouts of both
 // targets).
-func Schedule(seed uint64, members int, kinds []FaultKind) []Fault {
+func Schedule(seed uint64, procs int, kinds []FaultKind) []Fault {
 	rng := rand.New(rand.NewPCG(seed, 0x746f7274757265))
 	order := append([]FaultKind(nil), kinds...)
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -97,7 +108,7 @@ func Schedule(seed uint64, members int, kinds []FaultKind) []Fault {
 			Quiet: time.Duration(200+rng.IntN(800)) * time.Millisecond,
 			Hold:  time.Duration(hold) * time.Millisecond,
 			Pick:  rng.IntN(1 << 20),
-			Perm:  rng.Perm(members),
+			Perm:  rng.Perm(procs),
 		})
 	}
 	return s
@@ -116,10 +127,33 @@ type injection struct {
 }
 
 // inject applies f to the cluster and returns a heal function and a
-// description of its target.
+// description of its target. Faults choose among the members of the
+// membership (every process, unless the reconfig nemesis runs), in the
+// order f.Perm gives them.
 func (c *cluster) inject(f Fault) (heal func() error, target string, err error) {
-	n := len(c.members)
-	pick := func() *member { return c.members[f.Perm[f.Pick%n]] }
+	if isReconfig(f.Kind) {
+		return c.injectReconfig(f)
+	}
+	return c.injectClassic(f)
+}
+
+// order returns the members of the membership in the order f.Perm gives.
+func (c *cluster) order(f Fault) []int {
+	var in []int
+	for _, i := range f.Perm {
+		if i < len(c.members) && c.members[i].in {
+			in = append(in, i)
+		}
+	}
+	return in
+}
+
+// injectClassic injects one of the faults that do not change the
+// membership.
+func (c *cluster) injectClassic(f Fault) (heal func() error, target string, err error) {
+	perm := c.order(f)
+	n := len(perm)
+	pick := func() *member { return c.members[perm[f.Pick%n]] }
 	leaderOr := func() *member {
 		if l := c.leader(); l != nil {
 			return l
@@ -160,30 +194,41 @@ func (c *cluster) inject(f Fault) (heal func() error, target string, err error) 
 		return func() error { m.full = false; return m.disk.Free() }, m.Name, nil
 	case PartitionHalves:
 		cut := 1 + f.Pick%(n-1) // 1..n-1 members on one side
-		groups := [][]int{f.Perm[:cut], f.Perm[cut:]}
+		groups := [][]int{perm[:cut], perm[cut:]}
 		return c.partition(groups)
 	case PartitionLeader:
 		l := leaderOr()
 		var rest []int
-		for _, m := range c.members {
-			if m != l {
-				rest = append(rest, m.index)
+		for _, i := range perm {
+			if c.members[i] != l {
+				rest = append(rest, i)
 			}
 		}
 		return c.partition([][]int{{l.index}, rest})
 	case PartitionBridge:
-		// Perm[0] is the bridge; the others split in two.
-		others := f.Perm[1:]
+		// perm[0] is the bridge; the others split in two.
+		others := perm[1:]
 		half := len(others) / 2
-		a := append([]int{f.Perm[0]}, others[:half]...)
-		b := append([]int{f.Perm[0]}, others[half:]...)
+		a := append([]int{perm[0]}, others[:half]...)
+		b := append([]int{perm[0]}, others[half:]...)
 		return c.partition([][]int{a, b})
 	}
 	return nil, "", fmt.Errorf("unknown fault %q", f.Kind)
 }
 
-// partition cuts the network into groups (of member indexes).
+// partition cuts the network into groups (of member indexes). Processes
+// outside the membership (spares, removed members) join the last group.
 func (c *cluster) partition(groups [][]int) (func() error, string, error) {
+	var out []int
+	for _, m := range c.members {
+		if !m.in {
+			out = append(out, m.index)
+		}
+	}
+	if len(out) > 0 {
+		last := len(groups) - 1
+		groups[last] = append(slices.Clone(groups[last]), out...)
+	}
 	var desc []string
 	for _, g := range groups {
 		g = append([]int(nil), g...)

@@ -48,8 +48,10 @@ type Report struct {
 	Crashes  []string       `json:"crashes,omitempty"`
 	Problems []string       `json:"problems,omitempty"`
 	Unavail  map[string]int `json:"unavailable_ms"` // fault kind → longest fault-to-first-acknowledged-write
-	Seconds  float64        `json:"seconds"`
-	Dir      string         `json:"dir,omitempty"`
+	// Reconfigs are the reconfig nemesis's membership changes.
+	Reconfigs []checker.ReconfigOp `json:"reconfigs,omitempty"`
+	Seconds   float64              `json:"seconds"`
+	Dir       string               `json:"dir,omitempty"`
 }
 
 // checkResult is a checker's verdict as the report carries it.
@@ -94,7 +96,11 @@ func (r *Report) Verdict() string {
 		}
 	}
 	if !r.Pass {
-		fmt.Fprintf(&b, " (rerun: scripts/torture.sh -target %s -members %d -seeds %d; logs in %s)", r.Target, r.Members, r.Seed, r.Dir)
+		faults := ""
+		if len(r.Reconfigs) > 0 {
+			faults = " -faults all,reconfig"
+		}
+		fmt.Fprintf(&b, " (rerun: scripts/torture.sh -target %s -members %d -seeds %d%s; logs in %s)", r.Target, r.Members, r.Seed, faults, r.Dir)
 	}
 	return b.String()
 }
@@ -105,7 +111,11 @@ func (r *Report) Verdict() string {
 // on any anomaly and returns the report.
 func Run(t *testing.T, cfg Config) *Report {
 	begin := time.Now()
-	dir := filepath.Join(cfg.Out, fmt.Sprintf("%s-n%d-seed%d", cfg.Target, cfg.Members, cfg.Seed))
+	name := fmt.Sprintf("%s-n%d-seed%d", cfg.Target, cfg.Members, cfg.Seed)
+	if Spares(cfg.Members, cfg.Faults) > 0 {
+		name += "-reconfig"
+	}
+	dir := filepath.Join(cfg.Out, name)
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +123,17 @@ func Run(t *testing.T, cfg Config) *Report {
 		t.Fatal(err)
 	}
 	rep := &Report{Target: cfg.Target, Members: cfg.Members, Seed: cfg.Seed, Dir: dir, Unavail: map[string]int{}}
-	schedule := Schedule(cfg.Seed, cfg.Members, cfg.Faults)
-	c := startCluster(t, cfg.Target, cfg.Members, runPrefix(), dir)
+	spares := Spares(cfg.Members, cfg.Faults)
+	if spares > 0 && cfg.Target != Warden {
+		t.Fatalf("the reconfig faults run against warden only")
+	}
+	schedule := Schedule(cfg.Seed, cfg.Members+spares, cfg.Faults)
+	c := startCluster(t, cfg.Target, cfg.Members, spares, runPrefix(), dir)
 
-	e := &env{start: time.Now(), connect: c.connectString(), seed: cfg.Seed, log: clientLog(t, dir)}
+	e := &env{start: time.Now(), connect: c.connectString(), seed: cfg.Seed, log: clientLog(t, dir), track: c.reconfig != nil}
+	if c.reconfig != nil {
+		c.reconfig.e = e
+	}
 	root := fmt.Sprintf("/torture-%d", cfg.Seed)
 	wls := []workload{
 		&registers{e: e, keys: 4, clients: 4, dir: root + "/registers", vizDir: dir},
@@ -174,14 +191,24 @@ func Run(t *testing.T, cfg Config) *Report {
 	if err := c.healAll(); err != nil {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("heal: %v", err))
 	}
-	if err := c.waitServing(recoverDeadline); err != nil {
+	err := c.waitServing(recoverDeadline)
+	if err == nil && c.reconfig != nil {
+		err = c.settleMembership()
+	}
+	if err != nil {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("did not recover after healing: %v", err))
 	} else {
 		time.Sleep(quietPeriod)
 		cctx, cancel := context.WithTimeout(context.Background(), checkDeadline)
 		var members []string
-		for _, m := range c.members {
+		for _, m := range c.inMembers() {
 			members = append(members, m.Addr)
+		}
+		if c.reconfig != nil {
+			r := c.checkMembership(cctx)
+			rep.Ops += r.Ops
+			rep.Results = append(rep.Results, checkResult{Workload: r.Workload, OK: r.OK, Ops: r.Ops, Key: r.Key,
+				Anomalies: r.Anomalies, Notes: r.Notes})
 		}
 		for _, w := range wls {
 			for _, r := range w.check(cctx, members) {
@@ -198,6 +225,9 @@ func Run(t *testing.T, cfg Config) *Report {
 		ws = append(ws, w.writes()...)
 	}
 	rep.Unavail = unavailability(rep.Faults, ws, stopped)
+	if c.reconfig != nil {
+		rep.Reconfigs = c.reconfig.ops
+	}
 
 	rep.Pass = len(rep.Problems) == 0 && len(rep.Crashes) == 0 && len(rep.Results) > 0
 	for _, r := range rep.Results {
@@ -257,7 +287,7 @@ func setup(e *env, wls []workload) error {
 }
 
 func setupOnce(ctx context.Context, e *env, wls []workload) error {
-	c, err := e.dial(ctx, e.connect)
+	c, err := e.dialAll(ctx)
 	if err != nil {
 		return err
 	}

@@ -126,7 +126,7 @@ func (w *sessions) owner(ctx context.Context, k int) {
 		if f == fateExpire {
 			timeout = shortSession
 		}
-		c, err := w.e.dial(ctx, w.e.connect, client.WithDialer(d.dial), client.WithSessionTimeout(timeout))
+		c, err := w.e.dialAll(ctx, client.WithDialer(d.dial), client.WithSessionTimeout(timeout))
 		if err != nil {
 			return
 		}
@@ -205,7 +205,7 @@ func (w *sessions) writer(ctx context.Context) {
 // session that ends is replaced.
 func (w *sessions) watcher(ctx context.Context, k int) {
 	for ctx.Err() == nil {
-		c, err := w.e.dial(ctx, w.e.connect)
+		c, err := w.e.dialAll(ctx)
 		if err != nil {
 			return
 		}

@@ -29,13 +29,18 @@ var (
 
 // ciSlice is what CI runs when no seeds are given: every workload and
 // every fault kind (each run goes through all of them), on three and
-// five members, bounded to a few minutes.
+// five members, bounded to a few minutes; and three runs that add the
+// reconfig nemesis's kinds to them (faults "all,reconfig", whatever
+// -torture.faults says).
 var ciSlice = []struct {
-	members int
-	seeds   []uint64
+	members  int
+	seeds    []uint64
+	reconfig bool
 }{
-	{3, []uint64{1, 2, 3, 4, 5, 6}},
-	{5, []uint64{1, 2, 3, 4}},
+	{3, []uint64{1, 2, 3, 4, 5, 6}, false},
+	{5, []uint64{1, 2, 3, 4}, false},
+	{3, []uint64{1, 2}, true},
+	{5, []uint64{1}, true},
 }
 
 func TestMain(m *testing.M) {
@@ -67,12 +72,18 @@ func TestTorture(t *testing.T) {
 	type job struct {
 		members int
 		seed    uint64
+		faults  []FaultKind
 	}
 	var jobs []job
 	if *flagSeeds == "" {
+		both := append(append([]FaultKind(nil), AllFaults...), ReconfigFaults...)
 		for _, s := range ciSlice {
 			for _, seed := range s.seeds {
-				jobs = append(jobs, job{s.members, seed})
+				j := job{s.members, seed, faults}
+				if s.reconfig {
+					j.faults = both
+				}
+				jobs = append(jobs, j)
 			}
 		}
 	} else {
@@ -86,14 +97,21 @@ func TestTorture(t *testing.T) {
 				t.Fatalf("-torture.members %q: want 3, 5 or 3,5", *flagMembers)
 			}
 			for _, seed := range seeds {
-				jobs = append(jobs, job{n, seed})
+				jobs = append(jobs, job{n, seed, faults})
 			}
 		}
 	}
 	for _, j := range jobs {
-		t.Run(fmt.Sprintf("%s/n%d/seed%d", target, j.members, j.seed), func(t *testing.T) {
+		name := fmt.Sprintf("%s/n%d/seed%d", target, j.members, j.seed)
+		if Spares(j.members, j.faults) > 0 {
+			if target != Warden {
+				continue // the baseline's members run without reconfig
+			}
+			name += "/reconfig"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			rep := Run(t, Config{Target: target, Members: j.members, Seed: j.seed, Faults: faults, Out: out})
+			rep := Run(t, Config{Target: target, Members: j.members, Seed: j.seed, Faults: j.faults, Out: out})
 			fmt.Println(rep.Verdict())
 			if err := res.add(rep); err != nil {
 				t.Errorf("results: %v", err)

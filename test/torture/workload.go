@@ -49,10 +49,39 @@ type write struct {
 // env is what every workload shares: the run's clock and the ensemble's
 // connect string.
 type env struct {
-	start   time.Time
-	connect string
-	seed    uint64
-	log     *slog.Logger
+	start time.Time
+	seed  uint64
+	log   *slog.Logger
+	// track makes the sessions dialAll opens follow the membership
+	// (client.WithEnsembleTracking): set when reconfigs change it.
+	track bool
+
+	mu      sync.Mutex
+	connect string // the membership's client addresses, as the harness last learnt them
+}
+
+// servers returns the connect string of the membership.
+func (e *env) servers() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.connect
+}
+
+// setServers replaces the connect string new sessions use.
+func (e *env) setServers(s string) {
+	e.mu.Lock()
+	e.connect = s
+	e.mu.Unlock()
+}
+
+// dialAll connects a workload's session to the membership, as the
+// harness knows it at each attempt, following its changes when track is
+// set.
+func (e *env) dialAll(ctx context.Context, opts ...client.Option) (*client.Conn, error) {
+	if e.track {
+		opts = append(opts, client.WithEnsembleTracking())
+	}
+	return e.dial(ctx, e.servers, opts...)
 }
 
 // now returns nanoseconds since the run began.
@@ -68,12 +97,13 @@ func (e *env) rng(workload string, k int) *rand.Rand {
 	return rand.New(rand.NewPCG(e.seed, h+uint64(k)))
 }
 
-// dial connects a client session to servers, retrying until ctx ends.
-func (e *env) dial(ctx context.Context, servers string, opts ...client.Option) (*client.Conn, error) {
+// dial connects a client session to the servers servers returns at each
+// attempt, retrying until ctx ends.
+func (e *env) dial(ctx context.Context, servers func() string, opts ...client.Option) (*client.Conn, error) {
 	opts = append([]client.Option{client.WithSessionTimeout(sessionTimeout), client.WithLogger(e.log)}, opts...)
 	for {
 		cctx, cancel := context.WithTimeout(ctx, connectTimeout)
-		c, err := client.Connect(cctx, servers, opts...)
+		c, err := client.Connect(cctx, servers(), opts...)
 		cancel()
 		if err == nil {
 			return c, nil
@@ -107,7 +137,7 @@ func (s *session) get(ctx context.Context) *client.Conn {
 		}
 	}
 	if s.conn == nil {
-		c, err := s.e.dial(ctx, s.e.connect)
+		c, err := s.e.dialAll(ctx)
 		if err != nil {
 			return nil
 		}
@@ -250,7 +280,7 @@ func readOne[T any](ctx context.Context, e *env, addr, path string, read func(co
 	var v T
 	rctx, cancel := context.WithTimeout(ctx, 2*connectTimeout)
 	defer cancel()
-	c, err := e.dial(rctx, addr)
+	c, err := e.dial(rctx, func() string { return addr })
 	if err != nil {
 		return v, err
 	}
