@@ -61,6 +61,10 @@ type reply struct {
 	underApply bool
 	// closeAfter closes the connection once the reply is written.
 	closeAfter bool
+	// observed is set once the request's latency is recorded, right
+	// before its reply is queued (observe), by the goroutine that queues
+	// it.
+	observed bool
 	// admit, cost, large and counted are the request's admission
 	// (limits.go), guarded by the limiter's lock.
 	admit       uint8
@@ -556,7 +560,6 @@ func (c *conn) processLoop() {
 		case <-headDone:
 			w := inflight[0]
 			inflight = inflight[1:]
-			c.observe(w)
 			if w.closeAfter {
 				return
 			}
@@ -590,7 +593,6 @@ func (c *conn) processLoop() {
 			case <-c.closed:
 				return
 			}
-			c.observe(w)
 			if w.closeAfter {
 				return
 			}
@@ -631,8 +633,6 @@ func (c *conn) runFollowers(w *reply) {
 	for _, f := range followers {
 		f.underApply = true
 		frame := f.exec()
-		// Recorded before the reply leaves, as for every other request: a
-		// client that has its reply finds its latency counted.
 		c.observe(f)
 		if frame != nil {
 			c.send(frame)
@@ -640,8 +640,14 @@ func (c *conn) runFollowers(w *reply) {
 	}
 }
 
-// observe records a completed request in the latency statistics.
+// observe records a completed request in the latency statistics, once.
+// It runs right before the reply is queued: a client that has its reply
+// finds its latency counted.
 func (c *conn) observe(r *reply) {
+	if r.observed {
+		return
+	}
+	r.observed = true
 	c.srv.limits.finish(c, r)
 	if r.start.IsZero() {
 		return

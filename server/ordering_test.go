@@ -143,6 +143,32 @@ func TestExpiryKeepsLatencyStatsSane(t *testing.T) {
 	}
 }
 
+// Every reply is counted in the latency statistics before it leaves: a
+// client holding a reply (of a read, a write, setWatches) finds it counted.
+func TestRepliesCountedBeforeTheyLeave(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	c := newRawClient(t, srv)
+	count := func() int64 {
+		srv.stats.lat.mu.Lock()
+		defer srv.stats.lat.mu.Unlock()
+		return srv.stats.lat.count
+	}
+	for i := 0; i < 300; i++ {
+		before := count()
+		switch i % 3 {
+		case 0:
+			c.do(wire.OpExists, &wire.ExistsRequest{Path: "/"}, nil)
+		case 1:
+			c.do(wire.OpSetData, &wire.SetDataRequest{Path: "/", Version: -1}, nil)
+		case 2:
+			c.do(wire.OpSetWatches, &wire.SetWatches{}, nil)
+		}
+		if got := count(); got != before+1 {
+			t.Fatalf("request %d: %d replies counted after it, want %d", i, got, before+1)
+		}
+	}
+}
+
 // A read between two pipelined writes sees the first and not the second,
 // and the three replies come back in order (the read follows the first
 // write's apply while the second is already proposed).

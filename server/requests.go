@@ -136,6 +136,7 @@ func (c *conn) propose(r *reply, local, upgrade bool) bool {
 		c.stats.lastZxid.Store(int64(out.Zxid))
 		c.srv.audit.request(c, r, out)
 		f := replyFrame(r.xid, int64(out.Zxid), out.Err, out.Resp)
+		c.observe(r)
 		if r.closeAfter {
 			c.sendAndClose(f)
 		} else {
@@ -201,6 +202,7 @@ func (c *conn) read(r *reply, f func(t *tree.Tree) (wire.Record, error)) []byte 
 	resp, err := f(s.node.FSM().Tree())
 	zxid := int64(s.node.FSM().LastZxid())
 	c.stats.lastZxid.Store(zxid)
+	c.observe(r)
 	c.send(replyFrame(r.xid, zxid, wire.CodeOf(err), resp))
 	return nil
 }
@@ -390,6 +392,7 @@ func (c *conn) setWatches(r *reply, req wire.Record) []byte {
 		s.watches.AddPersistent(p, c.id, true)
 	}
 	s.wmu.Unlock()
+	c.observe(r)
 	c.send(replyFrame(r.xid, int64(s.node.FSM().LastZxid()), wire.CodeOK, nil))
 	return nil
 }
