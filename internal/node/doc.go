@@ -32,8 +32,11 @@
 // (one always may go) and at most 4 MiB per Ready, and nothing while the
 // in-memory log is over MaxLogBytes; what waits stays queued, in order,
 // and is dropped unproposed if its waiter is answered meanwhile (a leader
-// change, Stop). Snapshots are taken every MaxLogBytes/4 of entries, and
-// the log is compacted behind them (replica.Config.MaxLogBytes).
+// change, Stop). Snapshots are taken every MaxLogBytes/4 of entries; the
+// in-memory log is compacted right behind the applied index but for a
+// tail (replica.Config.MemTailBytes), and the WAL behind the snapshot
+// before last. A member further behind than the tail is sent a snapshot,
+// a fresh one if the newest is older than the log's start.
 //
 // # Locks
 //

@@ -139,3 +139,60 @@ func TestAHeldBackProposalAnsweredMeanwhileIsNeverProposed(t *testing.T) {
 		}
 	}
 }
+
+// TestTheInMemoryLogKeepsOnlyATail: with no snapshot due, a lone
+// member's in-memory log is compacted right behind the applied index, to
+// its tail, as writes go on (the WAL keeps them).
+func TestTheInMemoryLogKeepsOnlyATail(t *testing.T) {
+	const tail = 8 << 10
+	c := startCluster(t, 1, func(cfg *Config) { cfg.MemTailBytes = tail })
+	l := c.leader()
+	c.session(l)
+	data := make([]byte, 1<<10)
+	for k := range 300 {
+		if out, err := c.propose(l, createWith(fmt.Sprintf("/t%03d", k), data)); err != nil || out.Err != wire.CodeOK {
+			t.Fatalf("create: %v %v", out.Err, err)
+		}
+	}
+	if c.nodes[l].lastSnap.Load() != nil {
+		t.Fatal("a snapshot was taken: this test wants none")
+	}
+	// The loop compacts at least once a tick.
+	c.waitFor("the log compacted to its tail", func() bool { return c.nodes[l].raft.LogBytes() <= 2*tail })
+}
+
+// TestAMemberBehindTheLogGetsAFreshSnapshot: a member cut off while the
+// leader wrote more than it keeps for it (MaxLogBytes/2) is past the
+// log's start and past the newest snapshot too (the log is compacted
+// behind the applied index, not behind a snapshot): the leader takes a
+// fresh snapshot for it, and it catches up.
+func TestAMemberBehindTheLogGetsAFreshSnapshot(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *Config) {
+		cfg.MemTailBytes = 1 << 10
+		cfg.MaxLogBytes = 1 << 20 // keeps 512 KiB for a member; a snapshot every 256 KiB
+	})
+	l := c.leader()
+	c.session(l)
+	f := (l + 1) % 3
+	c.net.Isolate(c.nodes[f].ID().RaftID())
+	data := make([]byte, 4<<10)
+	for k := range 200 { // 800 KiB: the last snapshot is at 768 KiB, the log starts 1 KiB from the end
+		if out, err := c.propose(l, createWith(fmt.Sprintf("/f%03d", k), data)); err != nil || out.Err != wire.CodeOK {
+			t.Fatalf("create: %v %v", out.Err, err)
+		}
+	}
+	c.waitFor("the leader's log compacted past the cut-off member", func() bool { return c.nodes[l].raft.LogBytes() < 256<<10 })
+	before := c.nodes[l].lastSnap.Load()
+	c.net.Heal()
+	want := c.nodes[l].Applied()
+	c.waitFor("the cut-off member caught up", func() bool { return c.nodes[f].Applied() >= want })
+	c.nodes[f].RLock()
+	_, _, ok := c.nodes[f].FSM().Tree().Lookup("/f199")
+	c.nodes[f].RUnlock()
+	if !ok {
+		t.Fatal("the member that caught up lacks /f199")
+	}
+	if after := c.nodes[l].lastSnap.Load(); before == nil || after == before {
+		t.Fatal("no fresh snapshot was taken for the cut-off member")
+	}
+}

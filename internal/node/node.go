@@ -109,15 +109,20 @@ type Config struct {
 	// return; nil means log and exit(2).
 	Fatal func(error)
 
-	// MaxLogBytes bounds the in-memory raft log (the entries since the
-	// snapshot before last), in bytes of entry data: a snapshot is taken
-	// whenever MaxLogBytes/4 bytes were applied since the last one (or
-	// SnapBytes, when smaller), the log is compacted behind the newer
-	// snapshot when it holds more than MaxLogBytes/2, and while it holds
-	// more than MaxLogBytes this member hands no new proposal to raft
-	// (they wait, as the clients that sent them). Default
+	// MaxLogBytes bounds the in-memory raft log, in bytes of entry data:
+	// the log keeps a tail of at most MaxLogBytes/4 (16 MiB by default,
+	// replica.DefaultMemTailBytes) behind the applied index, and on the
+	// leader the entries a member still lacks while they are under
+	// MaxLogBytes/2; a snapshot is taken whenever MaxLogBytes/4 bytes
+	// were applied since the last one (or SnapBytes, when smaller); and
+	// while the log holds more than MaxLogBytes this member hands no new
+	// proposal to raft (they wait, as the clients that sent them). The
+	// WAL keeps every entry since the snapshot before last. Default
 	// DefaultMaxLogBytes.
 	MaxLogBytes uint64
+	// MemTailBytes overrides the in-memory log's tail
+	// (replica.Config.MemTailBytes); 0 = the default.
+	MemTailBytes uint64
 	// MaxProposalBytes bounds the bytes of this member's proposals handed
 	// to raft and not yet applied; past it, new proposals wait in the
 	// pending queue (one may always go when none is in flight). Default
@@ -159,9 +164,12 @@ type Node struct {
 	updates chan replica.Update
 	// cloneReq carries CloneState's requests to the apply goroutine.
 	cloneReq chan chan clonedState
-	stopc    chan struct{}
-	applyWG  sync.WaitGroup
-	stop     sync.Once
+	// snapWanted is signalled by the raft loop when a member needs a
+	// snapshot newer than the last one (replica.Config.SnapshotWanted).
+	snapWanted chan struct{}
+	stopc      chan struct{}
+	applyWG    sync.WaitGroup
+	stop       sync.Once
 
 	// mu is the state lock: the apply goroutine holds it exclusively while
 	// it applies; reads share it.
@@ -264,16 +272,17 @@ func Open(cfg Config) (*Node, error) {
 		return nil, errors.New("node: an ensemble member needs a Transport")
 	}
 	n := &Node{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		updates:   make(chan replica.Update, updateQueue),
-		cloneReq:  make(chan chan clonedState),
-		stopc:     make(chan struct{}),
-		appliedCh: make(chan struct{}, 1),
-		waiters:   make(map[int64]*waiter),
-		propLast:  -1,
-		propMin:   -1,
-		propMax:   -1,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		updates:    make(chan replica.Update, updateQueue),
+		cloneReq:   make(chan chan clonedState),
+		snapWanted: make(chan struct{}, 1),
+		stopc:      make(chan struct{}),
+		appliedCh:  make(chan struct{}, 1),
+		waiters:    make(map[int64]*waiter),
+		propLast:   -1,
+		propMin:    -1,
+		propMax:    -1,
 	}
 	// Request ids never repeat across restarts: a replayed entry of an
 	// earlier run must not match a waiter of this one.
@@ -339,11 +348,18 @@ func (n *Node) Run() error {
 		Campaign:       len(cfg.Members) == 0,
 		FastStart:      len(cfg.Members) > 0 && highestVoter(ms, cfg.ID.RaftID()),
 		MaxLogBytes:    cfg.MaxLogBytes,
+		MemTailBytes:   cfg.MemTailBytes,
 		// Each member keeps its own proposals in flight under
 		// MaxProposalBytes; raft's own limit only catches what escapes.
 		MaxUncommittedBytes: 2 * uint64(max(1, len(cfg.Members))) * uint64(cfg.MaxProposalBytes),
 		LostEntries:         n.lostEntries,
 		PeerSync:            n.peerSync,
+		SnapshotWanted: func() {
+			select {
+			case n.snapWanted <- struct{}{}:
+			default:
+			}
+		},
 		LeaderUnreachable: func() {
 			n.failAll(fmt.Errorf("%w: this member could not reach its leader", ErrProposalLost), failUndecided, time.Time{})
 		},
@@ -760,6 +776,9 @@ func (n *Node) applyLoop() {
 			}
 		case reply := <-n.cloneReq:
 			reply <- n.cloneState()
+		case <-n.snapWanted:
+			n.snap.force = true
+			n.maybeSnapshot()
 		case now := <-sweep.C:
 			n.failAll(fmt.Errorf("%w: not applied within %v", ErrProposalLost, n.cfg.ProposeTimeout), failExpired, now)
 		case <-n.stopc:
@@ -801,7 +820,7 @@ func (n *Node) applyUpdate(u replica.Update) bool {
 	if u.Status != nil {
 		n.roleChanged(u.Status)
 	}
-	n.raft.Consumed(u.Bytes)
+	n.raft.Consumed(u.Bytes, n.applied.Load())
 	n.wakeIfPending()
 	select {
 	case n.appliedCh <- struct{}{}:

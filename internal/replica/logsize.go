@@ -75,3 +75,16 @@ func (l *logSize) after(index uint64) uint64 {
 	}
 	return n
 }
+
+// keeping returns the index behind which the log holds at most tail
+// bytes: the largest index whose after() is at most tail (first-1 when
+// every entry is needed to make tail).
+func (l *logSize) keeping(tail uint64) uint64 {
+	var n uint64
+	i := len(l.sizes)
+	for i > 0 && n+l.sizes[i-1] <= tail {
+		n += l.sizes[i-1]
+		i--
+	}
+	return l.first + uint64(i) - 1
+}

@@ -155,10 +155,20 @@ type Config struct {
 	// proposals past it, and their Dropped is called. 0 = no limit.
 	MaxUncommittedBytes uint64
 	// MaxLogBytes is the size the host keeps the in-memory log under (see
-	// LogBytes). When a snapshot is saved, the log is compacted behind the
-	// previous snapshot, as usual, unless more than MaxLogBytes/2 would
-	// remain: then behind the new one. 0 = always behind the previous.
+	// LogBytes). The leader keeps the entries a member lacks only while
+	// they are under MaxLogBytes/2 (compactLog). 0 = no bound.
 	MaxLogBytes uint64
+	// MemTailBytes is how many bytes of applied entries the in-memory log
+	// keeps (compactLog), at most MaxLogBytes/4: a member at most that far
+	// behind is caught up by entries rather than a snapshot. Default
+	// DefaultMemTailBytes.
+	MemTailBytes uint64
+	// SnapshotWanted is called on the loop's goroutine when a member must
+	// be sent a snapshot and the newest one is older than the in-memory
+	// log's start: the host takes one at its applied index and reports it
+	// with SnapshotSaved. It must not block. Optional (raft then waits for
+	// the host's next snapshot).
+	SnapshotWanted func()
 }
 
 // DefaultMaxApplyBytes is Config.MaxApplyBytes's default.
@@ -234,6 +244,16 @@ type Node struct {
 	syncs syncTracker
 	// logSize follows the bytes of the in-memory log.
 	logSize logSize
+	// store is the storage raft reads (cfg.Storage and the newest
+	// snapshot).
+	store *logStore
+	// compactAt is logSize.total at which compactLog looks again.
+	compactAt uint64
+	// snapWanted holds compaction while the host is asked for a snapshot.
+	snapWanted bool
+
+	// hostApplied is the host's applied index (Consumed).
+	hostApplied atomic.Uint64
 }
 
 // BootstrapSnapshot is the initial state of a fresh log: an empty state
@@ -267,6 +287,9 @@ func StartNode(cfg Config) (*Node, error) {
 	if cfg.MaxApplyBytes <= 0 {
 		cfg.MaxApplyBytes = DefaultMaxApplyBytes
 	}
+	if cfg.MemTailBytes == 0 {
+		cfg.MemTailBytes = DefaultMemTailBytes
+	}
 	if cfg.Fatal == nil {
 		log := cfg.Logger
 		cfg.Fatal = func(err error) {
@@ -274,11 +297,17 @@ func StartNode(cfg Config) (*Node, error) {
 			exit(2)
 		}
 	}
+	snap, err := cfg.Storage.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("replica: read recovered snapshot: %w", err)
+	}
+	store := &logStore{MemoryStorage: cfg.Storage}
+	store.snap.Store(snap.GetMetadata())
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:                        cfg.ID,
 		ElectionTick:              cfg.ElectionTicks,
 		HeartbeatTick:             cfg.HeartbeatTicks,
-		Storage:                   cfg.Storage,
+		Storage:                   store,
 		Applied:                   cfg.Applied,
 		MaxSizePerMsg:             1 << 20,
 		MaxInflightMsgs:           256,
@@ -290,10 +319,6 @@ func StartNode(cfg Config) (*Node, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replica: start raft: %w", err)
-	}
-	snap, err := cfg.Storage.Snapshot()
-	if err != nil {
-		return nil, fmt.Errorf("replica: read recovered snapshot: %w", err)
 	}
 	n := &Node{
 		cfg:       cfg,
@@ -308,7 +333,10 @@ func StartNode(cfg Config) (*Node, error) {
 		consumedc: make(chan struct{}, 1),
 		confState: snap.GetMetadata().GetConfState(),
 		lastSnap:  snap.GetMetadata().GetIndex(),
+		store:     store,
 	}
+	store.stale = n.snapshotStale
+	n.hostApplied.Store(cfg.Applied)
 	n.logSize.reset(snap.GetMetadata().GetIndex())
 	if first, last := n.firstLast(); last >= first {
 		ents, err := cfg.Storage.Entries(first, last+1, math.MaxUint64)
@@ -567,6 +595,7 @@ func (n *Node) run() {
 		select {
 		case <-ticker.C:
 			n.rn.Tick()
+			n.compactAt = 0 // compactLog looks at least once a tick
 			n.fastElect()
 			n.sayFarewells()
 			n.publishProgress()
@@ -588,6 +617,7 @@ func (n *Node) run() {
 				return
 			}
 		}
+		n.compactLog()
 	}
 }
 
@@ -685,6 +715,8 @@ func (n *Node) handleReady() bool {
 			return false
 		}
 		n.lastSnap = rd.Snapshot.GetMetadata().GetIndex()
+		n.store.noteSnapshot(rd.Snapshot.GetMetadata())
+		n.snapWanted = false
 		n.mu.Lock()
 		n.confState = rd.Snapshot.GetMetadata().GetConfState()
 		n.mu.Unlock()
@@ -695,6 +727,7 @@ func (n *Node) handleReady() bool {
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		n.logSize.reset(rd.Snapshot.GetMetadata().GetIndex())
+		n.compactAt = 0
 	}
 	n.logSize.append(rd.Entries)
 	n.logBytes.Store(n.logSize.total)
@@ -941,8 +974,9 @@ func (n *Node) farewellAnswered(m *raftpb.Message) {
 	}
 }
 
-// snapshotSaved marks a durable local snapshot in the WAL and compacts the
-// log behind the previous one. It reports false when the loop must stop.
+// snapshotSaved marks a durable local snapshot in the WAL, offers it to
+// raft for members that need one, and releases the WAL segments behind
+// the previous one. It reports false when the loop must stop.
 func (n *Node) snapshotSaved(meta *raftpb.SnapshotMetadata) bool {
 	if meta.GetIndex() <= n.lastSnap {
 		return true // a received snapshot overtook it
@@ -952,26 +986,18 @@ func (n *Node) snapshotSaved(meta *raftpb.SnapshotMetadata) bool {
 	}
 	keep := n.lastSnap
 	n.lastSnap = meta.GetIndex()
-	if _, err := n.cfg.Storage.CreateSnapshot(meta.GetIndex(), meta.GetConfState(), nil); err != nil &&
-		!errors.Is(err, raft.ErrSnapOutOfDate) {
-		n.log.Error("in-memory snapshot", "err", err)
-	}
-	// The in-memory log keeps the entries after the previous snapshot for
-	// slow followers, unless that is more than half of MaxLogBytes; the
-	// WAL always keeps them, so recovery can fall back one snapshot.
-	memKeep := keep
-	if limit := n.cfg.MaxLogBytes; limit > 0 && n.logSize.after(keep) > limit/2 {
-		memKeep = meta.GetIndex()
-	}
-	if memKeep > 1 {
-		if err := n.cfg.Storage.Compact(memKeep); err != nil && !errors.Is(err, raft.ErrCompacted) {
-			n.log.Error("compact in-memory log", "err", err)
+	n.store.noteSnapshot(meta)
+	if first, _ := n.cfg.Storage.FirstIndex(); meta.GetIndex()+1 >= first {
+		// Not older than the log's start (compaction was held for it if
+		// a member wanted it): raft's own storage records it too.
+		n.snapWanted = false
+		if _, err := n.cfg.Storage.CreateSnapshot(meta.GetIndex(), meta.GetConfState(), nil); err != nil &&
+			!errors.Is(err, raft.ErrSnapOutOfDate) {
+			n.log.Error("in-memory snapshot", "err", err)
 		}
-		n.logSize.compact(memKeep)
-		n.logBytes.Store(n.logSize.total)
-		// Proposals the host held back for a full log may go now.
-		n.propose()
 	}
+	// The WAL keeps the entries after the previous snapshot, so recovery
+	// can fall back one snapshot.
 	if keep > 1 {
 		if err := n.cfg.WAL.ReleaseTo(keep); err != nil {
 			n.log.Error("release WAL segments", "err", err)
@@ -1001,9 +1027,12 @@ func (n *Node) awaitApplyRoom(size int64) bool {
 	return true
 }
 
-// Consumed reports that the host applied an Update's entries (its Bytes):
-// they no longer count against MaxApplyBytes. Any goroutine may call it.
-func (n *Node) Consumed(bytes int64) {
+// Consumed reports that the host applied an Update's entries (its Bytes)
+// and that its applied index is now applied: the entries no longer count
+// against MaxApplyBytes, and the in-memory log may drop them. Any
+// goroutine may call it.
+func (n *Node) Consumed(bytes int64, applied uint64) {
+	n.hostApplied.Store(applied)
 	if bytes == 0 {
 		return
 	}
