@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -94,6 +96,7 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 
 	d.snaps = storage.NewSnapshotter(fs, storage.SnapDir(cfg.DataDir), cfg.SnapRetain, log)
 	rec := &recovered{}
+	restoreGC := relaxGC()
 	meta, err := d.snaps.LoadNewest(func(m *raftpb.SnapshotMetadata, r io.Reader) error {
 		f, err := fsm.Restore(cfg.FSM, r)
 		if err != nil {
@@ -102,6 +105,7 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 		rec.fsm = f
 		return nil
 	})
+	restoreGC()
 	switch {
 	case err == nil:
 		rec.base = meta
@@ -309,3 +313,39 @@ func raftStorage(rec *recovered) (*raft.MemoryStorage, uint64, error) {
 	}
 	return ms, commit, nil
 }
+
+// bulkGC counts the snapshot loads under way in the process (relaxGC).
+var bulkGC struct {
+	sync.Mutex
+	loads int
+	prev  int
+}
+
+// relaxGC makes the garbage collector run less often while a snapshot is
+// loaded, until the returned function is called: a load allocates what it
+// keeps (the tree), so collections during it find little garbage, and at
+// the default GOGC they cost a third of the start-up time. The setting is
+// process-wide; concurrent loads share it, and the last to finish restores
+// the previous one.
+func relaxGC() (restore func()) {
+	bulkGC.Lock()
+	if bulkGC.loads == 0 {
+		bulkGC.prev = debug.SetGCPercent(bulkGCPercent)
+	}
+	bulkGC.loads++
+	bulkGC.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			bulkGC.Lock()
+			bulkGC.loads--
+			if bulkGC.loads == 0 {
+				debug.SetGCPercent(bulkGC.prev)
+			}
+			bulkGC.Unlock()
+		})
+	}
+}
+
+// bulkGCPercent is GOGC while a snapshot loads.
+const bulkGCPercent = 400

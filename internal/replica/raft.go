@@ -591,6 +591,13 @@ func (n *Node) run() {
 	defer close(n.done)
 	ticker := time.NewTicker(n.cfg.Tick)
 	defer ticker.Stop()
+	// What raft has from the start (a lone member's campaign: its vote
+	// for itself) goes now, not a tick later.
+	for n.rn.HasReady() {
+		if !n.handleReady() {
+			return
+		}
+	}
 	for {
 		select {
 		case <-ticker.C:

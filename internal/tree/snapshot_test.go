@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -324,5 +325,36 @@ func BenchmarkRecords(b *testing.B) {
 		if err := tr.Records(func(NodeRecord) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkMemoryPerZnode reports the live heap a tree of a million
+// znodes holds, per znode, in the layout of warden bench's scale workload
+// (64-byte data, 1000 per parent): bytes/znode is the figure to compare
+// with docs/performance.md's memory per znode (which is RSS, so GC slack
+// comes on top).
+func BenchmarkMemoryPerZnode(b *testing.B) {
+	const n = 1_000_000
+	data := make([]byte, 64)
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		tr := New(Options{})
+		tr.Create(CreateOp{Path: "/bench", ACL: open}, anyone, meta(2))
+		tr.Create(CreateOp{Path: "/bench/scale", ACL: open}, anyone, meta(2))
+		for i := range n {
+			if i%1000 == 0 {
+				tr.Create(CreateOp{Path: fmt.Sprintf("/bench/scale/b%d", i/1000), ACL: open}, anyone, meta(2))
+			}
+			p := fmt.Sprintf("/bench/scale/b%d/n%d", i/1000, i%1000)
+			if _, _, _, err := tr.Create(CreateOp{Path: p, Data: bytes.Clone(data), ACL: open}, anyone, meta(2)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "bytes/znode")
+		runtime.KeepAlive(tr)
 	}
 }

@@ -71,16 +71,19 @@ type node struct {
 	// Invariant: a node whose tok is not its tree's is shared with a clone
 	// and never changes again; the tree copies it first (Tree.own).
 	tok *cowToken
-	// sharedKids marks kids as shared with another tree's node: copied
-	// before the first change (Tree.ownKids).
-	sharedKids bool
 
 	czxid, mzxid, pzxid int64
 	ctime, mtime        int64
+	owner               int64 // stored ephemeralOwner: 0, a session, ContainerOwner or a TTLOwner
 	version             int32
 	cversion            int32 // Invariant: counts child creations only (ZooKeeper's stored cversion).
 	aversion            int32
-	owner               int64 // stored ephemeralOwner: 0, a session, ContainerOwner or a TTLOwner
+
+	// sharedKids marks kids as shared with another tree's node: copied
+	// before the first change (Tree.ownKids). Last, beside the int32s, so
+	// the struct takes 112 bytes rather than 128 (a million znodes hold a
+	// million of them).
+	sharedKids bool
 }
 
 // ownerKind classifies a stored ephemeralOwner (EphemeralType.get).
