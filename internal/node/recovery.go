@@ -96,7 +96,10 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 
 	d.snaps = storage.NewSnapshotter(fs, storage.SnapDir(cfg.DataDir), cfg.SnapRetain, log)
 	rec := &recovered{}
-	restoreGC := relaxGC()
+	// The snapshot and the WAL are read with the collector relaxed: the
+	// WAL's segments are read whole, and at the default GOGC their
+	// allocation would make the reader mark the tree just loaded.
+	defer relaxGC()()
 	meta, err := d.snaps.LoadNewest(func(m *raftpb.SnapshotMetadata, r io.Reader) error {
 		f, err := fsm.Restore(cfg.FSM, r)
 		if err != nil {
@@ -105,7 +108,6 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 		rec.fsm = f
 		return nil
 	})
-	restoreGC()
 	switch {
 	case err == nil:
 		rec.base = meta
@@ -324,7 +326,8 @@ var bulkGC struct {
 // relaxGC makes the garbage collector run less often while a snapshot is
 // loaded, until the returned function is called: a load allocates what it
 // keeps (the tree), so collections during it find little garbage, and at
-// the default GOGC they cost a third of the start-up time. The setting is
+// the default GOGC they cost a third of the start-up time (and GC assists
+// most of the WAL's reading after it). The setting is
 // process-wide; concurrent loads share it, and the last to finish restores
 // the previous one.
 func relaxGC() (restore func()) {

@@ -197,10 +197,13 @@ type Node struct {
 	recvc   chan *raftpb.Message
 	reportc chan func(rn *raft.RawNode)
 	savedc  chan *raftpb.SnapshotMetadata
-	wake    chan struct{}
-	stopc   chan struct{}
-	done    chan struct{}
-	stop    sync.Once
+	// releasec hands the releaser the index behind which the WAL may
+	// drop segments; it holds at most the newest one.
+	releasec chan uint64
+	wake     chan struct{}
+	stopc    chan struct{}
+	done     chan struct{}
+	stop     sync.Once
 
 	// paused is set while the WAL cannot be written because the disk is
 	// full.
@@ -327,6 +330,7 @@ func StartNode(cfg Config) (*Node, error) {
 		recvc:     make(chan *raftpb.Message, recvQueue),
 		reportc:   make(chan func(*raft.RawNode), 256),
 		savedc:    make(chan *raftpb.SnapshotMetadata, 4),
+		releasec:  make(chan uint64, 1),
 		wake:      make(chan struct{}, 1),
 		stopc:     make(chan struct{}),
 		done:      make(chan struct{}),
@@ -360,6 +364,7 @@ func StartNode(cfg Config) (*Node, error) {
 		n.fastUntil = time.Now().Add(2 * time.Duration(cfg.ElectionTicks) * cfg.Tick)
 	}
 	go n.run()
+	go n.releaser()
 	return n, nil
 }
 
@@ -1004,13 +1009,32 @@ func (n *Node) snapshotSaved(meta *raftpb.SnapshotMetadata) bool {
 		}
 	}
 	// The WAL keeps the entries after the previous snapshot, so recovery
-	// can fall back one snapshot.
+	// can fall back one snapshot. Its old segments are deleted on the
+	// releaser's goroutine: the deletions and the directory sync take
+	// milliseconds that Readys must not wait for.
 	if keep > 1 {
-		if err := n.cfg.WAL.ReleaseTo(keep); err != nil {
-			n.log.Error("release WAL segments", "err", err)
+		select {
+		case <-n.releasec: // a release not started yet: this one covers it
+		default:
 		}
+		n.releasec <- keep
 	}
 	return true
+}
+
+// releaser deletes the WAL segments that snapshotSaved releases, one
+// release at a time, until the loop is done.
+func (n *Node) releaser() {
+	for {
+		select {
+		case index := <-n.releasec:
+			if err := n.cfg.WAL.ReleaseTo(index); err != nil {
+				n.log.Error("release WAL segments", "err", err)
+			}
+		case <-n.done:
+			return
+		}
+	}
 }
 
 // firstLast returns the bounds of the in-memory log (last < first when it

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,6 +75,10 @@ type WAL struct {
 	dir  string
 	opts WALOptions
 	log  *slog.Logger
+
+	// releaseMu serialises ReleaseTo calls, whose file deletions run
+	// outside mu.
+	releaseMu sync.Mutex
 
 	mu sync.Mutex
 	// err, once set, is returned by every later call: the WAL's durable
@@ -719,10 +724,18 @@ func isEmptyHardState(hs *raftpb.HardState) bool {
 // (and records superseded by later segments), e.g. after a snapshot. It
 // never deletes entries after the newest snapshot marker, nor the tail
 // segment. The deletion is durable when ReleaseTo returns.
+//
+// The files are deleted, and the directory synced, without holding the
+// lock Save takes: on ext4, unlinking a preallocated segment and the
+// journal commit of the directory sync take milliseconds that writes do
+// not wait for. A crash in the middle leaves the oldest of them, which
+// recovery reads as superseded.
 func (w *WAL) ReleaseTo(index uint64) error {
+	w.releaseMu.Lock()
+	defer w.releaseMu.Unlock()
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.err != nil {
+		w.mu.Unlock()
 		return w.err
 	}
 	index = min(index, w.snap.GetIndex()+1)
@@ -731,18 +744,21 @@ func (w *WAL) ReleaseTo(index uint64) error {
 	for n+1 < len(w.segs) && w.segs[n+1].firstIndex <= index {
 		n++
 	}
+	released := slices.Clone(w.segs[:n])
+	w.segs = append(w.segs[:0], w.segs[n:]...)
+	w.mu.Unlock()
 	if n == 0 {
 		return nil
 	}
-	for i, s := range w.segs[:n] {
+	for _, s := range released {
 		if err := w.fs.Remove(filepath.Join(w.dir, s.String())); err != nil {
-			w.segs = w.segs[i:]
 			return fmt.Errorf("storage: releasing WAL segment: %w", err)
 		}
 	}
-	w.segs = append(w.segs[:0], w.segs[n:]...)
 	if err := w.fs.SyncDir(w.dir); err != nil {
+		w.mu.Lock()
 		w.err = syncFailed("sync directory "+w.dir, err)
+		w.mu.Unlock()
 		return w.err
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -434,4 +435,69 @@ func TestWALOnOSFS(t *testing.T) {
 	defer w.Close()
 	_, _, es, _ := w.ReadAll()
 	equalEntries(t, es, ents(1, 100, 1))
+}
+
+// removeGate is an FS whose Remove waits for a signal, to hold a
+// ReleaseTo in the middle of its deletions.
+type removeGate struct {
+	FS
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g removeGate) Remove(path string) error {
+	g.entered <- struct{}{}
+	<-g.release
+	return g.FS.Remove(path)
+}
+
+// Writes go on while ReleaseTo deletes segments: the deletions run
+// without the lock Save takes.
+func TestWALSavesWhileReleaseToDeletes(t *testing.T) {
+	mem := NewMemFS()
+	g := removeGate{FS: mem, entered: make(chan struct{}), release: make(chan struct{})}
+	opts := WALOptions{SegmentSize: 4096}
+	w := mustOpenWAL(t, g, opts)
+	for i := uint64(1); i <= 100; i += 5 {
+		batch := ents(i, i+4, 1)
+		for _, e := range batch {
+			e.Data = append(e.Data, strings.Repeat("x", 200)...)
+		}
+		mustSave(t, w, hardState(1, 1, i+4), batch)
+	}
+	if err := w.SaveSnapshot(snapMeta(60, 1)); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() { released <- w.ReleaseTo(60) }()
+	select {
+	case <-g.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReleaseTo deleted nothing")
+	}
+	saved := make(chan error, 1)
+	go func() { saved <- w.Save(hardState(1, 1, 105), ents(101, 105, 1), true) }()
+	var err error
+	blocked := false
+	select {
+	case err = <-saved:
+	case <-time.After(10 * time.Second):
+		blocked = true
+	}
+	close(g.release) // the remaining deletions go through at once
+	go func() {
+		for range g.entered {
+		}
+	}()
+	if rerr := <-released; rerr != nil {
+		t.Fatal(rerr)
+	}
+	close(g.entered)
+	if blocked {
+		<-saved
+		t.Fatal("Save waited for ReleaseTo's deletions")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
