@@ -53,7 +53,7 @@ func benchFlags(fs *flag.FlagSet) func(args []string) error {
 	ratios := fs.String("read-ratios", joinInts(def.ReadRatios), "sweep: read percentages")
 	sizes := fs.String("scale-sizes", joinInts(def.ScaleSizes), "scale: znode counts")
 	fs.BoolVar(&cfg.Keep, "keep", false, "scale: leave the znodes in place")
-	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "server process to read CPU time and memory of (/proc)")
+	fs.Var((*pidList)(&cfg.ServerPIDs), "server-pid", "server process to read CPU time and memory of (/proc): one pid, or for an ensemble one per member separated by commas (CPU time summed, memory of the largest member)")
 	fs.StringVar(&cfg.Root, "root", def.Root, "znode the workloads work under (removed before and after)")
 	fs.IntVar(&cfg.Failovers, "failovers", def.Failovers, "failover: leader kills, each after --duration of steady writes")
 	fs.StringVar(&cfg.KillLeaderPIDFile, "kill-leader-pidfile", "", "failover: file with the pid of the member at {addr} ({host}, {port}); the bench kill -9s the leader's")
@@ -216,6 +216,28 @@ func printResult(w io.Writer, r *bench.Result) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// pidList is the value of --server-pid: one process id, or several
+// separated by commas.
+type pidList []int
+
+// String returns the pids as the flag takes them.
+func (l *pidList) String() string { return joinInts(*l) }
+
+// Set replaces the list with the pids in s.
+func (l *pidList) Set(s string) error {
+	pids, err := parseInts(s)
+	if err != nil {
+		return fmt.Errorf("want pids separated by commas: %w", err)
+	}
+	for _, pid := range pids {
+		if pid <= 0 {
+			return fmt.Errorf("pid %d: want a positive process id", pid)
+		}
+	}
+	*l = pids
+	return nil
 }
 
 func joinInts(v []int) string {

@@ -63,9 +63,13 @@ type Config struct {
 	// ScaleSizes are the znode counts at which scale measures memory,
 	// ascending. Default 100000, 1000000.
 	ScaleSizes []int
-	// ServerPID, when > 0, is the server's process: its CPU time and
-	// memory are read from /proc around every phase.
-	ServerPID int
+	// ServerPIDs, when not empty, are the server's processes, one per
+	// ensemble member (or the one standalone server): their CPU time and
+	// memory are read from /proc around every phase. CPU time is summed
+	// over them (the ensemble's CPU per op); RSS and peak RSS are the
+	// largest member's. A phase gets these numbers only when every
+	// process could be read. Default none.
+	ServerPIDs []int
 	// Root is the znode under which the workloads work. Default
 	// "/warden-bench". It is removed before and after.
 	Root string
@@ -144,6 +148,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("bench: %d failovers need --restart-cmd to bring each killed member back", c.Failovers)
 		case c.Duration <= 0:
 			return fmt.Errorf("bench: failover needs --duration (steady writes before each kill)")
+		}
+	}
+	for _, pid := range c.ServerPIDs {
+		if pid <= 0 {
+			return fmt.Errorf("bench: server pid %d is not a process id", pid)
 		}
 	}
 	for _, r := range c.ReadRatios {

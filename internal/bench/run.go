@@ -46,7 +46,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 			Servers: cfg.Servers, Clients: cfg.Clients, Inflight: cfg.Inflight,
 			Payload: cfg.Payload, Duration: cfg.Duration.Seconds(), Ops: cfg.Ops,
 			Warmup: cfg.Warmup.Seconds(), Rate: cfg.Rate, Cores: runtime.GOMAXPROCS(0),
-			ServerPID: cfg.ServerPID, ConnectServers: len(members), Spread: spread,
+			ServerPIDs: cfg.ServerPIDs, ConnectServers: len(members), Spread: spread,
 		},
 	}
 	switch cfg.Workload {
@@ -178,8 +178,8 @@ func (e *env) runPhase(ctx context.Context, p phase) (PhaseResult, error) {
 		e.drive(ctx, w, nil)
 	}
 	var before ProcStats
-	if e.cfg.ServerPID > 0 {
-		before = readProc(e.cfg.ServerPID)
+	if len(e.cfg.ServerPIDs) > 0 {
+		before = readProcs(e.cfg.ServerPIDs)
 	}
 	cpu0 := selfCPU()
 	pr := e.drive(ctx, p, e.progress)
@@ -188,8 +188,8 @@ func (e *env) runPhase(ctx context.Context, p phase) (PhaseResult, error) {
 		pr.GeneratorCPU = round3(cpu.Seconds() / pr.Seconds / float64(runtime.GOMAXPROCS(0)))
 		pr.Saturated = pr.GeneratorCPU >= 0.9
 	}
-	if e.cfg.ServerPID > 0 && before.Readable {
-		after := readProc(e.cfg.ServerPID)
+	if before.Readable {
+		after := readProcs(e.cfg.ServerPIDs)
 		if after.Readable && pr.Ops > 0 {
 			pr.ServerCPUPerOp = round3(float64((after.CPU - before.CPU).Microseconds()) / float64(pr.Ops))
 			pr.ServerRSS, pr.ServerPeakRSS = after.RSS, after.PeakRSS
