@@ -54,6 +54,7 @@ func benchFlags(fs *flag.FlagSet) func(args []string) error {
 	sizes := fs.String("scale-sizes", joinInts(def.ScaleSizes), "scale: znode counts")
 	fs.BoolVar(&cfg.Keep, "keep", false, "scale: leave the znodes in place")
 	fs.Var((*pidList)(&cfg.ServerPIDs), "server-pid", "server process to read CPU time and memory of (/proc): one pid, or for an ensemble one per member separated by commas (CPU time summed, memory of the largest member)")
+	fs.StringVar(&cfg.Dir, "dir", def.Dir, "fsync: directory to write the file in (on the disk to measure)")
 	fs.StringVar(&cfg.Root, "root", def.Root, "znode the workloads work under (removed before and after)")
 	fs.IntVar(&cfg.Failovers, "failovers", def.Failovers, "failover: leader kills, each after --duration of steady writes")
 	fs.StringVar(&cfg.KillLeaderPIDFile, "kill-leader-pidfile", "", "failover: file with the pid of the member at {addr} ({host}, {port}); the bench kill -9s the leader's")

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -70,6 +71,9 @@ type Config struct {
 	// largest member's. A phase gets these numbers only when every
 	// process could be read. Default none.
 	ServerPIDs []int
+	// Dir (fsync) is the directory the fsync workload writes its file in:
+	// put it on the disk to measure. Default os.TempDir().
+	Dir string
 	// Root is the znode under which the workloads work. Default
 	// "/warden-bench". It is removed before and after.
 	Root string
@@ -114,6 +118,7 @@ func DefaultConfig() Config {
 		ReadRatios: []int{0, 20, 50, 80, 90, 100},
 		ScaleSizes: []int{100_000, 1_000_000},
 		Root:       "/warden-bench",
+		Dir:        os.TempDir(),
 		Failovers:  3,
 	}
 }
@@ -148,6 +153,14 @@ func (c Config) Validate() error {
 			return fmt.Errorf("bench: %d failovers need --restart-cmd to bring each killed member back", c.Failovers)
 		case c.Duration <= 0:
 			return fmt.Errorf("bench: failover needs --duration (steady writes before each kill)")
+		}
+	}
+	if c.Workload == "fsync" {
+		switch {
+		case c.Dir == "":
+			return fmt.Errorf("bench: fsync needs --dir (a directory on the disk to measure)")
+		case c.Payload < 1:
+			return fmt.Errorf("bench: fsync needs a payload of at least 1 byte")
 		}
 	}
 	for _, pid := range c.ServerPIDs {

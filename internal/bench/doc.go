@@ -53,6 +53,9 @@
 //	           on Config.Keys znodes while one more session reads a small
 //	           znode: the reads' latency and the server's peak memory
 //	           (flood.go; scripts/flood-rss.sh)
+//	fsync      no server: Config.Payload bytes at a time appended to a
+//	           preallocated file in Config.Dir, each write followed by
+//	           fdatasync: the disk's floor for one durable write (fsync.go)
 //	failover   an ensemble under steady writes; Config.Failovers times the
 //	           leader (found with srvr) is killed (Config.KillLeaderPIDFile
 //	           or Config.KillLeaderCmd): time from the kill to the first

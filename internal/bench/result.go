@@ -41,6 +41,8 @@ type Settings struct {
 	// member (Config.ServerPIDs). Results written before ensembles were
 	// measured have a single "server_pid" instead, which is ignored.
 	ServerPIDs []int `json:"server_pids,omitempty"`
+	// Dir is the directory the fsync workload wrote in.
+	Dir string `json:"dir,omitempty"`
 }
 
 // PhaseResult is one measured phase.

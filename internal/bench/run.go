@@ -54,6 +54,11 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 		e.res.Settings.ReadRatios = cfg.ReadRatios
 	case "failover":
 		e.res.Settings.Failovers = cfg.Failovers
+	case "fsync":
+		// No server: one writer, one write at a time, in Dir.
+		s := &e.res.Settings
+		s.Servers, s.ConnectServers, s.Spread = "", 0, ""
+		s.Clients, s.Inflight, s.Dir = 1, 1, cfg.Dir
 	}
 	defer e.closeAll()
 	if err := workloads[cfg.Workload].run(ctx, e); err != nil {

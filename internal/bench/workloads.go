@@ -31,6 +31,7 @@ var workloads = map[string]workload{
 	"multi":     {"one third writes (three quarters of them multi), two thirds reads, on --keys znodes", runMulti},
 	"scale":     {"server memory (needs --server-pid; of an ensemble, the member that grew most) at each of --scale-sizes znodes", runScale},
 	"flood":     {"--clients sessions set --payload bytes on --keys znodes for --duration while another session reads a small znode: its latency, and the server's peak memory (--server-pid)", runFlood},
+	"fsync":     {"no server: --payload bytes written at increasing offsets of a preallocated file in --dir, each followed by fdatasync, one at a time: the disk's floor for a durable write", runFsync},
 	"failover":  {"--clients writing steadily to an ensemble; --failovers times: kill the leader (--kill-leader-pidfile or --kill-leader-cmd), time until writes succeed again, restart it (--restart-cmd)", runFailover},
 }
 
