@@ -131,7 +131,7 @@ func benchReportFlags(fs *flag.FlagSet) func(args []string) error {
 	plotDir := fs.String("plot", "", "write SVG plots into this directory")
 	plotRef := fs.String("plot-ref", "", "how the Markdown refers to the plot directory (default: --plot)")
 	baseline := fs.String("baseline", "zookeeper", "label ratios are taken against")
-	headline := fs.String("headline", "standalone", "headline ratio table: standalone (the goals), ensemble, or none")
+	headline := fs.String("headline", "standalone", "target table on top: standalone (the targets for one server), ensemble (for a 3-member ensemble), or none")
 	return func(args []string) error {
 		return runBenchReport(args, *out, *plotDir, *plotRef, *baseline, *headline)
 	}
@@ -163,11 +163,11 @@ func runBenchReport(args []string, out, plotDir, plotRef, baseline, headline str
 	switch headline {
 	case "standalone":
 		if h := bench.Headline(results, baseline); h != "" {
-			md = "## Headline ratios\n\n" + h + "\n## All results\n\n" + md
+			md = "## Targets\n\n" + h + "\n## All results\n\n" + md
 		}
 	case "ensemble":
 		if h := bench.EnsembleHeadline(results, baseline); h != "" {
-			md = "### Ratios\n\n" + h + "\n" + md
+			md = "### Targets\n\n" + h + "\n" + md
 		}
 	case "none":
 	default:

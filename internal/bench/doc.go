@@ -29,7 +29,9 @@
 //
 // Results are JSON (Result); Report turns the results of several runs
 // against several servers into the Markdown tables and SVG plots of
-// docs/performance.md.
+// docs/performance.md, and Headline and EnsembleHeadline into the table
+// on top of them: each target set for Warden against ZooKeeper (a bound
+// on the ratio of the medians) and whether it is met (headline.go).
 //
 // The workloads (see Workloads):
 //
