@@ -509,7 +509,7 @@ func runScale(ctx context.Context, e *env) error {
 	} else {
 		e.note("scale: memory not measured: give --server-pid")
 	}
-	e.note("scale: restart time is measured by scripts/bench-compare.sh (it restarts the server), not by warden bench")
+	e.note("scale: restart time (standalone) and rejoin time (a follower of an ensemble) are measured by scripts/bench-compare.sh and scripts/bench-compare-ensemble.sh, which restart the server, not by warden bench")
 	data := payload(e.cfg.Payload)
 	have := 0
 	for _, size := range sizes {
