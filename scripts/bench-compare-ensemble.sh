@@ -6,14 +6,23 @@
 # the implementations alternating per repetition. It writes the
 # "Ensemble (3 members)" section of docs/performance.md (kept in
 # docs/perf/ensemble.md, which scripts/bench-compare.sh includes when it
-# rewrites the page) and its plots in docs/perf/ensemble/.
+# rewrites the page; scripts/bench-compare.sh also runs this script, so one
+# run of it produces both sections) and its plots in docs/perf/ensemble/.
 #
 # Members listen on distinct loopback addresses, $NET.1 to $NET.3, each
 # with the same client, quorum and election ports and its own data
 # directory and myid. Every (repetition, workload, implementation) gets a
-# fresh ensemble with empty data directories. Workloads:
-#   sweep     write throughput (0% reads) and read throughput (100% reads),
-#             sessions spread round-robin over the members
+# fresh ensemble with empty data directories. The bench is given the three
+# members' pids (--server-pid): server CPU per op is summed over the
+# members, memory is the largest member's. Workloads:
+#   sweep     throughput and latency at every read ratio (0, 20, 50, 80, 90,
+#             100% reads), sessions spread round-robin over the members
+#   create    one client, one create at a time: write latency
+#   scale     SCALE_SIZE znodes of 64 bytes: memory per znode of the member
+#             that grew most; then a follower (srvr: Mode: follower) is
+#             stopped (SIGTERM) and started again on its data directory, and
+#             the time from its launch until it answers srvr as a follower
+#             again is the rejoin time
 #   failover  steady writes; the leader (srvr: Mode: leader) is killed with
 #             kill -9, the time until writes succeed again is measured, the
 #             member is restarted and waited for as a follower; FAILOVERS
@@ -24,16 +33,20 @@
 #
 # Environment:
 #   REPS=3         repetitions (medians are quoted)
-#   DURATION=3s    length of each sweep phase; WARMUP=1s before each
+#   DURATION=3s    length of each sweep and create phase; WARMUP=1s before each
+#   SCALE_SIZE=1000000   znodes of the scale run and the rejoin (the target
+#                  table reads the rows at 1000000)
 #   FAILOVERS=5    leader kills per failover run; STEADY=2s of steady writes
 #                  before each
 #   NET=127.0.42   members are $NET.1, $NET.2, $NET.3
 #   PORT=21810     client port of every member (quorum 2888, election 3888)
 #   WARDEN=path    a prebuilt warden binary (default: go build ./cmd/warden)
+#   WARDEN_REV=text  how the page names a prebuilt binary's version
 #   OUT=path       the performance page the section goes into (default
 #                  docs/performance.md); the section file and the plots go
 #                  under $(dirname OUT)/perf/
-# A full run (REPS=3) takes about 5 minutes on a 2-core machine.
+# A full run (REPS=3) takes about 20 minutes on a 2-core machine, most of it
+# ZooKeeper's scale runs (1M creates at a few thousand per second).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -82,6 +95,7 @@ REPS=${REPS:-3}
 DURATION=${DURATION:-3s}
 WARMUP=${WARMUP:-1s}
 FAILOVERS=${FAILOVERS:-5}
+SCALE_SIZE=${SCALE_SIZE:-1000000}
 STEADY=${STEADY:-2s}
 OUT=${OUT:-$ROOT/docs/performance.md}
 SECTION=$(dirname "$OUT")/perf/ensemble.md
@@ -140,7 +154,7 @@ if [ -z "${WARDEN:-}" ]; then
 	fi
 	(cd "$ROOT" && go build -o "$WARDEN" ./cmd/warden)
 else
-	warden_rev="prebuilt ($WARDEN)"
+	warden_rev=${WARDEN_REV:-prebuilt ($WARDEN)}
 fi
 export WARDEN
 help=$("$WARDEN" bench -h 2>&1 || true)
@@ -219,7 +233,72 @@ bench() {
 	"$WARDEN" bench --servers "$SERVERS" --label "$kind" --json "$RESULTS/$name.json" "$@" >"$RESULTS/$name.txt"
 }
 
-SWEEP="sweep --read-ratios 0,100 --clients 8 --inflight 32 --payload 1024 --keys 1000 --duration $DURATION --warmup $WARMUP"
+# member_pids prints the pids of the three members, comma-separated (for
+# --server-pid).
+member_pids() {
+	echo "$(cat "$WORK/pid.$NET.1"),$(cat "$WORK/pid.$NET.2"),$(cat "$WORK/pid.$NET.3")"
+}
+
+# member_mode HOST prints the member's role in srvr (empty when it does not
+# serve).
+member_mode() { four_letter "$1" srvr | sed -n 's/^Mode: //p'; }
+
+# rejoin KIND REP stops a follower of the running ensemble (SIGTERM), starts
+# it again on its data directory and writes, as a result file, the seconds
+# from its launch until it answers srvr as a follower, and the znodes it then
+# has.
+rejoin() {
+	local kind=$1 rep=$2 id="" i pid t0 secs="" count
+	for i in 1 2 3; do
+		if [ "$(member_mode "$NET.$i")" = follower ]; then
+			id=$i
+			break
+		fi
+	done
+	if [ -z "$id" ]; then
+		echo "bench-compare-ensemble: $kind: no member answers as a follower" >&2
+		exit 1
+	fi
+	log "rep $rep/$REPS: rejoin of $kind member $id"
+	pid=$(cat "$WORK/pid.$NET.$id")
+	kill "$pid"
+	for i in $(seq 1 600); do
+		alive "$pid" || break
+		sleep 0.05
+	done
+	if alive "$pid"; then
+		echo "bench-compare-ensemble: $kind member $id did not stop in 30s" >&2
+		exit 1
+	fi
+	t0=$(date +%s.%N)
+	start_member "$kind" "$id"
+	for i in $(seq 1 2400); do
+		if [ "$(member_mode "$NET.$id")" = follower ]; then
+			secs=$(echo "$(date +%s.%N) $t0" | awk '{printf "%.3f", $1 - $2}')
+			break
+		fi
+		if ! alive "$(cat "$WORK/pid.$NET.$id")"; then
+			echo "bench-compare-ensemble: $kind member $id exited on its restart; see $WORK/m$id/$kind.log" >&2
+			tail -20 "$WORK/m$id/$kind.log" >&2
+			exit 1
+		fi
+		sleep 0.05
+	done
+	if [ -z "$secs" ]; then
+		echo "bench-compare-ensemble: $kind member $id did not follow again in 120s" >&2
+		exit 1
+	fi
+	count=$(four_letter "$NET.$id" mntr | awk '$1 == "zk_znode_count" {print $2}')
+	cat >"$RESULTS/$kind-rejoin-$SCALE_SIZE-$rep.json" <<EOF
+{"workload": "scale", "label": "$kind", "phases": [],
+ "metrics": [{"name": "rejoin time at $SCALE_SIZE znodes", "value": $secs, "unit": "s"},
+             {"name": "znodes after rejoin at $SCALE_SIZE znodes", "value": ${count:-0}, "unit": "znodes"}]}
+EOF
+}
+
+SWEEP="sweep --read-ratios 0,20,50,80,90,100 --clients 8 --inflight 32 --payload 1024 --keys 1000 --duration $DURATION --warmup $WARMUP"
+CREATE="create --payload 100 --duration $DURATION --warmup $WARMUP"
+SCALE="scale --scale-sizes $SCALE_SIZE --payload 64 --clients 8 --inflight 64 --keep"
 FAILOVER="failover --clients 6 --inflight 1 --payload 100 --duration $STEADY --failovers $FAILOVERS"
 
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -239,12 +318,17 @@ javaload() {
 for rep in $(seq 1 "$REPS"); do
 	# Alternate which implementation goes first.
 	if [ $((rep % 2)) -eq 1 ]; then order="zookeeper warden"; else order="warden zookeeper"; fi
-	for w in sweep failover javaload; do
+	for w in sweep create scale failover javaload; do
 		for kind in $order; do
 			log "rep $rep/$REPS: $w on $kind"
 			start_ensemble "$kind"
 			case $w in
-			sweep) bench "$kind" "$kind-sweep-$rep" --workload $SWEEP ;;
+			sweep) bench "$kind" "$kind-sweep-$rep" --server-pid "$(member_pids)" --workload $SWEEP ;;
+			create) bench "$kind" "$kind-create-$rep" --server-pid "$(member_pids)" --workload $CREATE ;;
+			scale)
+				bench "$kind" "$kind-scale-$SCALE_SIZE-$rep" --server-pid "$(member_pids)" --workload $SCALE
+				rejoin "$kind" "$rep"
+				;;
 			failover)
 				bench "$kind" "$kind-failover-$rep" --workload $FAILOVER \
 					--kill-leader-pidfile "$WORK/pid.{host}" --restart-cmd "$SELF start-member $kind {host}"
@@ -298,7 +382,8 @@ TABLE
 Produced by \`scripts/bench-compare-ensemble.sh\` in one run ($(date -u +%Y-%m-%d), ${REPS} repetitions,
 implementations alternating; **bold** is the median, the raw values of every repetition follow in
 parentheses; ratios are Warden / ZooKeeper medians). Regenerate with
-\`scripts/bench-compare-ensemble.sh\` (this run took $((elapsed / 60)) min $((elapsed % 60)) s).
+\`scripts/bench-compare-ensemble.sh\`, or \`scripts/bench-compare.sh\` for both sections (this
+part takes about 20 minutes on a 2-core machine; this run took $((elapsed / 60)) min $((elapsed % 60)) s).
 
 - Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; RAM $(free -g | awk '/^Mem:/ {print $2}') GiB; $(uname -sr); disk $(df -T "$WORK" | awk 'NR==2 {print $2}') on $(df "$WORK" | awk 'NR==2 {print $1}'); load average when the run started: $load_at_start
 - Three members per implementation on one machine, over loopback: client addresses
@@ -318,8 +403,14 @@ parentheses; ratios are Warden / ZooKeeper medians). Regenerate with
   clients shuffle the string instead; round-robin makes the spread exact (8 sessions: 3/3/2)
   and the same for both implementations
 - Workloads (\`warden bench --servers $SERVERS --workload ...\`):
-  - \`$SWEEP\`: write throughput (0% reads, 1 KiB setData) and read throughput (100% reads,
-    each session reading from its own member)
+  - \`$SWEEP --server-pid PID1,PID2,PID3\`: throughput and latency from writes only (0% reads,
+    1 KiB setData) to reads only (100% reads, each session reading from its own member)
+  - \`$CREATE --server-pid PID1,PID2,PID3\`: one client, one create at a time (each deleted
+    asynchronously): the write latency a lone client sees
+  - \`$SCALE --server-pid PID1,PID2,PID3\`: memory per znode at $SCALE_SIZE znodes of 64 bytes, of
+    the member whose resident memory grew most; then the rejoin: a member answering \`srvr\`
+    with \`Mode: follower\` is stopped (SIGTERM, waited for), started again on its data
+    directory, and timed from its launch until it answers \`Mode: follower\` again (rejoin time)
   - \`$FAILOVER --kill-leader-pidfile WORK/pid.{host} --restart-cmd 'scripts/bench-compare-ensemble.sh start-member KIND {host}'\`
 - Failover, as measured: the bench asks every member for \`srvr\` and takes the one answering
   \`Mode: leader\` and sends it SIGKILL itself (its pid from the file the script wrote when
@@ -333,7 +424,11 @@ parentheses; ratios are Warden / ZooKeeper medians). Regenerate with
   and the next kill follows $STEADY of steady writes. The failover rows are medians over
   repetitions of each run's median over its $FAILOVERS kills (each run also records min and
   max, and the JSON every kill)
-- Not measured per member: server CPU and memory (the standalone tables have them)
+- Server CPU and memory (sweep, create, scale): the bench reads the three members' /proc
+  (utime+stime of /proc/<pid>/stat, VmRSS and VmHWM of /proc/<pid>/status) around each
+  phase. Server CPU per op is the three members' CPU time summed, divided by the ops (the
+  ensemble's cost of a request); peak RSS is the largest member's VmHWM; bytes per znode are
+  those of the member that grew most
 
 EOF
 	cat "$WORK/tables.md"

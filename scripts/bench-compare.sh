@@ -2,13 +2,18 @@
 # bench-compare.sh runs `warden bench` against Apache ZooKeeper (the Debian
 # package) and Warden, one after the other on the same port from the same
 # zoo.cfg (standalone, forceSync=yes for both), several repetitions with the
-# servers alternating, and writes docs/performance.md and docs/perf/*.svg.
-# The page ends with the ensemble section that scripts/bench-compare-ensemble.sh
-# keeps in docs/perf/ensemble.md (3-member ensembles and leader failover).
+# servers alternating, then (unless ENSEMBLE=no) the 3-member comparison of
+# scripts/bench-compare-ensemble.sh with the same binary and repetitions, and
+# writes docs/performance.md and docs/perf/*.svg: the standalone targets and
+# tables, then the ensemble section (kept in docs/perf/ensemble.md).
 #
 # Every (repetition, workload, server) gets a freshly started server with an
 # empty data directory, so peak RSS is per workload. The bench reads the
-# server's CPU time and memory from /proc/<pid>.
+# server's CPU time and memory from /proc/<pid>. Each repetition also
+# measures, with no server running, the disk's floor for a durable write (the
+# fsync workload: 100-byte writes, each followed by fdatasync, in a
+# directory next to the data directories) and, for each of SCALE_SIZES, the
+# memory per znode (scale) and the restart time with that many znodes.
 #
 # Environment:
 #   REPS=3        repetitions (medians are quoted)
@@ -17,7 +22,12 @@
 #   WARDEN=path   a prebuilt warden binary (default: go build ./cmd/warden)
 #   OUT=path      Markdown output (default docs/performance.md)
 #   SCALE_SIZES="100000 1000000"   znode counts for memory and restart time
-# A full run takes about 8 minutes on a 2-core machine.
+#   ENSEMBLE=no   skip the ensemble run (the page then includes the ensemble
+#                 section of an earlier run, docs/perf/ensemble.md, as it is)
+# The ensemble run reads its other settings (SCALE_SIZE, FAILOVERS, STEADY,
+# NET) from the environment: see scripts/bench-compare-ensemble.sh.
+# A full run (REPS=3) takes about 30 minutes on a 2-core machine: about 10
+# for the standalone part, about 20 for the ensemble part.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,7 +58,13 @@ sh "$ROOT/scripts/install-test-deps.sh"
 
 if [ -z "${WARDEN:-}" ]; then
 	WARDEN=$WORK/warden
+	warden_rev=$(cd "$ROOT" && git describe --always --dirty)
+	if [[ $warden_rev == *-dirty ]]; then
+		warden_rev="$warden_rev (built with uncommitted changes)"
+	fi
 	(cd "$ROOT" && go build -o "$WARDEN" ./cmd/warden)
+else
+	warden_rev="prebuilt ($WARDEN)"
 fi
 help=$("$WARDEN" bench -h 2>&1 || true)
 if [[ $help != *"Usage: warden bench"* ]]; then
@@ -148,11 +164,19 @@ WORKLOADS=(
 	"fanout --watchers 1000 --rounds 10 --payload 100"
 	"storm --sessions 2000"
 )
+SCALE="scale --payload 64 --clients 8 --inflight 64 --keep"
+FSYNC="fsync --payload 100 --duration $DURATION --warmup $WARMUP"
 
 started=$(date +%s)
 for rep in $(seq 1 "$REPS"); do
 	# Alternate which server goes first.
 	if [ $((rep % 2)) -eq 1 ]; then order="zookeeper warden"; else order="warden zookeeper"; fi
+	# The disk's floor, with no server running, on the disk of the data
+	# directories.
+	log "rep $rep/$REPS: fsync floor"
+	mkdir -p "$WORK/fsync"
+	"$WARDEN" bench --label disk --dir "$WORK/fsync" --json "$RESULTS/disk-fsync-$rep.json" \
+		--workload $FSYNC >"$RESULTS/disk-fsync-$rep.txt"
 	for w in "${WORKLOADS[@]}"; do
 		name=${w%% *}
 		for kind in $order; do
@@ -162,29 +186,44 @@ for rep in $(seq 1 "$REPS"); do
 			stop_server
 		done
 	done
-done
-
-# Scale: memory at each size (fresh server each), then restart time with the
-# data in place.
-for size in $SCALE_SIZES; do
-	for kind in zookeeper warden; do
-		log "scale $size on $kind"
-		start_server "$kind"
-		bench "$kind" "$kind-scale-$size" --workload scale --scale-sizes "$size" --payload 64 \
-			--clients 8 --inflight 64 --keep
-		stop_server
-		start_server "$kind" keep
-		secs=$START_SECS
-		count=$(four_letter mntr | awk '$1 == "zk_znode_count" {print $2}')
-		stop_server
-		cat >"$RESULTS/$kind-restart-$size.json" <<EOF
+	# Scale: memory at each size (a fresh server each), then the restart
+	# time with the data in place.
+	for size in $SCALE_SIZES; do
+		for kind in $order; do
+			log "rep $rep/$REPS: scale $size on $kind"
+			start_server "$kind"
+			bench "$kind" "$kind-scale-$size-$rep" --scale-sizes "$size" --workload $SCALE
+			stop_server
+			start_server "$kind" keep
+			secs=$START_SECS
+			count=$(four_letter mntr | awk '$1 == "zk_znode_count" {print $2}')
+			stop_server
+			cat >"$RESULTS/$kind-restart-$size-$rep.json" <<EOF
 {"workload": "scale", "label": "$kind", "phases": [],
  "metrics": [{"name": "restart time at $size znodes", "value": $secs, "unit": "s"},
              {"name": "znodes after restart at $size znodes", "value": ${count:-0}, "unit": "znodes"}]}
 EOF
+		done
 	done
 done
-log "runs done in $(($(date +%s) - started))s (raw results in $RESULTS); writing $OUT"
+log "standalone runs done in $(($(date +%s) - started))s (raw results in $RESULTS)"
+
+# The ensemble section (docs/perf/ensemble.md), in the same run.
+ensemble_failed=""
+if [ "${ENSEMBLE:-yes}" != no ]; then
+	log "ensemble runs: scripts/bench-compare-ensemble.sh"
+	if ! REPS=$REPS DURATION=$DURATION WARMUP=$WARMUP WARDEN=$WARDEN WARDEN_REV=$warden_rev OUT=$OUT \
+		"$ROOT/scripts/bench-compare-ensemble.sh"; then
+		ensemble_failed=yes
+		log "the ensemble run failed: the page gets no ensemble section"
+	fi
+fi
+elapsed=$(($(date +%s) - started))
+took="this run took $((elapsed / 60)) min $((elapsed % 60)) s"
+if [ "${ENSEMBLE:-yes}" = no ]; then
+	took="$took, without the ensemble part"
+fi
+log "runs done in ${elapsed}s; writing $OUT"
 
 rm -f "$PLOTS"/*.svg
 "$WARDEN" bench report --baseline zookeeper --plot "$PLOTS" --plot-ref perf \
@@ -198,19 +237,21 @@ zk_version=$(dpkg-query -W -f='${Version}' zookeeper)
 Produced by \`scripts/bench-compare.sh\` in one run ($(date -u +%Y-%m-%d), ${REPS} repetitions,
 servers alternating; **bold** is the median, the raw values of every repetition follow in
 parentheses; ratios are Warden / ZooKeeper medians). Regenerate with
-\`scripts/bench-compare.sh\` (about 8 minutes).
+\`scripts/bench-compare.sh\` (about 30 minutes on a 2-core machine, the ensemble section
+included; $took).
 
 ## Machine and settings
 
 - CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; RAM $(free -g | awk '/^Mem:/ {print $2}') GiB; $(uname -sr)
 - Disk: $(df -T "$WORK" | awk 'NR==2 {print $2}') on $(df "$WORK" | awk 'NR==2 {print $1}') (data directories under $(dirname "$WORK"))
 - Apache ZooKeeper $zk_version (Debian), $(java -version 2>&1 | head -1), heap $ZK_HEAP (zkServer.sh's default), started with QuorumPeerMain
-- Warden $(cd "$ROOT" && git rev-parse --short HEAD) ($(go version | cut -d' ' -f3))
+- Warden $warden_rev ($(go version | cut -d' ' -f3))
 - One zoo.cfg for both, standalone: \`$(grep -v '^dataDir' "$CFG" | tr '\n' ' ')\`; each server fresh (empty data directory) for every workload run
 - Load generator: \`warden bench\` on the same machine (it shares the 2 cores with the server; its own CPU use is in the JSON, and a phase where it used ≥ 90% of the cores is flagged)
 - Workloads (\`warden bench --workload ...\`):
 $(for w in "${WORKLOADS[@]}"; do echo "  - \`$w\`"; done)
-  - \`scale --scale-sizes N --payload 64 --clients 8 --inflight 64 --keep\` for N in $SCALE_SIZES, then a restart: seconds from launch until \`srvr\` answers with a Mode line
+  - \`$SCALE --scale-sizes N\` for N in $SCALE_SIZES, in every repetition, each followed by a restart on the data it left: seconds from launch until \`srvr\` answers with a Mode line
+- The disk's floor, in every repetition with no server running: \`warden bench --workload $FSYNC --dir WORK/fsync\`, a directory next to the data directories: 100-byte writes at increasing offsets of a preallocated file, each followed by fdatasync, one at a time. A server that makes a write durable before acknowledging it cannot answer one client's write faster; the target table puts Warden's one-client create next to it
 - Server CPU per op: utime+stime from /proc/<pid>/stat over the phase, divided by the ops; peak RSS: VmHWM from /proc/<pid>/status
 
 EOF
@@ -220,9 +261,14 @@ EOF
 		cat "$PLOTS/analysis.md"
 	fi
 	# The ensemble section, written by scripts/bench-compare-ensemble.sh.
-	if [ -f "$PLOTS/ensemble.md" ]; then
+	if [ -n "$ensemble_failed" ]; then
+		printf '\n## Ensemble (3 members)\n\nThe ensemble part of this run failed: no numbers.\n'
+	elif [ -f "$PLOTS/ensemble.md" ]; then
 		echo
 		cat "$PLOTS/ensemble.md"
 	fi
 } >"$OUT"
 log "wrote $OUT and $PLOTS"
+if [ -n "$ensemble_failed" ]; then
+	exit 1
+fi

@@ -53,7 +53,8 @@ func benchFlags(fs *flag.FlagSet) func(args []string) error {
 	ratios := fs.String("read-ratios", joinInts(def.ReadRatios), "sweep: read percentages")
 	sizes := fs.String("scale-sizes", joinInts(def.ScaleSizes), "scale: znode counts")
 	fs.BoolVar(&cfg.Keep, "keep", false, "scale: leave the znodes in place")
-	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "server process to read CPU time and memory of (/proc)")
+	fs.Var((*pidList)(&cfg.ServerPIDs), "server-pid", "server process to read CPU time and memory of (/proc): one pid, or for an ensemble one per member separated by commas (CPU time summed, memory of the largest member)")
+	fs.StringVar(&cfg.Dir, "dir", def.Dir, "fsync: directory to write the file in (on the disk to measure)")
 	fs.StringVar(&cfg.Root, "root", def.Root, "znode the workloads work under (removed before and after)")
 	fs.IntVar(&cfg.Failovers, "failovers", def.Failovers, "failover: leader kills, each after --duration of steady writes")
 	fs.StringVar(&cfg.KillLeaderPIDFile, "kill-leader-pidfile", "", "failover: file with the pid of the member at {addr} ({host}, {port}); the bench kill -9s the leader's")
@@ -130,7 +131,7 @@ func benchReportFlags(fs *flag.FlagSet) func(args []string) error {
 	plotDir := fs.String("plot", "", "write SVG plots into this directory")
 	plotRef := fs.String("plot-ref", "", "how the Markdown refers to the plot directory (default: --plot)")
 	baseline := fs.String("baseline", "zookeeper", "label ratios are taken against")
-	headline := fs.String("headline", "standalone", "headline ratio table: standalone (the goals), ensemble, or none")
+	headline := fs.String("headline", "standalone", "target table on top: standalone (the targets for one server), ensemble (for a 3-member ensemble), or none")
 	return func(args []string) error {
 		return runBenchReport(args, *out, *plotDir, *plotRef, *baseline, *headline)
 	}
@@ -162,11 +163,11 @@ func runBenchReport(args []string, out, plotDir, plotRef, baseline, headline str
 	switch headline {
 	case "standalone":
 		if h := bench.Headline(results, baseline); h != "" {
-			md = "## Headline ratios\n\n" + h + "\n## All results\n\n" + md
+			md = "## Targets\n\n" + h + "\n## All results\n\n" + md
 		}
 	case "ensemble":
 		if h := bench.EnsembleHeadline(results, baseline); h != "" {
-			md = "### Ratios\n\n" + h + "\n" + md
+			md = "### Targets\n\n" + h + "\n" + md
 		}
 	case "none":
 	default:
@@ -216,6 +217,28 @@ func printResult(w io.Writer, r *bench.Result) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// pidList is the value of --server-pid: one process id, or several
+// separated by commas.
+type pidList []int
+
+// String returns the pids as the flag takes them.
+func (l *pidList) String() string { return joinInts(*l) }
+
+// Set replaces the list with the pids in s.
+func (l *pidList) Set(s string) error {
+	pids, err := parseInts(s)
+	if err != nil {
+		return fmt.Errorf("want pids separated by commas: %w", err)
+	}
+	for _, pid := range pids {
+		if pid <= 0 {
+			return fmt.Errorf("pid %d: want a positive process id", pid)
+		}
+	}
+	*l = pids
+	return nil
 }
 
 func joinInts(v []int) string {

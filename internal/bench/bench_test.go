@@ -141,7 +141,7 @@ func TestWorkloadsRun(t *testing.T) {
 			cfg := testConfig(addr, w)
 			cfg.Ops, cfg.Keys, cfg.Watchers, cfg.Sessions, cfg.Rounds = 120, 10, 20, 30, 3
 			cfg.ReadRatios, cfg.ScaleSizes = []int{0, 50, 100}, []int{1500, 2500}
-			cfg.ServerPID = os.Getpid()
+			cfg.ServerPIDs = []int{os.Getpid()}
 			res, err := Run(context.Background(), cfg, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -63,9 +64,16 @@ type Config struct {
 	// ScaleSizes are the znode counts at which scale measures memory,
 	// ascending. Default 100000, 1000000.
 	ScaleSizes []int
-	// ServerPID, when > 0, is the server's process: its CPU time and
-	// memory are read from /proc around every phase.
-	ServerPID int
+	// ServerPIDs, when not empty, are the server's processes, one per
+	// ensemble member (or the one standalone server): their CPU time and
+	// memory are read from /proc around every phase. CPU time is summed
+	// over them (the ensemble's CPU per op); RSS and peak RSS are the
+	// largest member's. A phase gets these numbers only when every
+	// process could be read. Default none.
+	ServerPIDs []int
+	// Dir (fsync) is the directory the fsync workload writes its file in:
+	// put it on the disk to measure. Default os.TempDir().
+	Dir string
 	// Root is the znode under which the workloads work. Default
 	// "/warden-bench". It is removed before and after.
 	Root string
@@ -110,6 +118,7 @@ func DefaultConfig() Config {
 		ReadRatios: []int{0, 20, 50, 80, 90, 100},
 		ScaleSizes: []int{100_000, 1_000_000},
 		Root:       "/warden-bench",
+		Dir:        os.TempDir(),
 		Failovers:  3,
 	}
 }
@@ -144,6 +153,19 @@ func (c Config) Validate() error {
 			return fmt.Errorf("bench: %d failovers need --restart-cmd to bring each killed member back", c.Failovers)
 		case c.Duration <= 0:
 			return fmt.Errorf("bench: failover needs --duration (steady writes before each kill)")
+		}
+	}
+	if c.Workload == "fsync" {
+		switch {
+		case c.Dir == "":
+			return fmt.Errorf("bench: fsync needs --dir (a directory on the disk to measure)")
+		case c.Payload < 1:
+			return fmt.Errorf("bench: fsync needs a payload of at least 1 byte")
+		}
+	}
+	for _, pid := range c.ServerPIDs {
+		if pid <= 0 {
+			return fmt.Errorf("bench: server pid %d is not a process id", pid)
 		}
 	}
 	for _, r := range c.ReadRatios {

@@ -14,9 +14,11 @@
 // Latencies go into HDR histograms (microsecond resolution, three
 // significant digits) and are summarised as p50/p90/p99/p99.9/max. The
 // generator measures its own CPU time (getrusage) and flags a phase in
-// which it was itself the bottleneck. With Config.ServerPID it also
+// which it was itself the bottleneck. With Config.ServerPIDs it also
 // reads the server's CPU time and resident memory from /proc, which is
-// how scripts/bench-compare.sh compares servers on the same machine.
+// how scripts/bench-compare.sh compares servers on the same machine; for
+// an ensemble it is given every member's pid and reports the CPU time
+// summed over them and the largest member's memory.
 //
 // With several members in the connection string (an ensemble) the
 // sessions are spread over them round-robin: session i starts on member
@@ -27,7 +29,9 @@
 //
 // Results are JSON (Result); Report turns the results of several runs
 // against several servers into the Markdown tables and SVG plots of
-// docs/performance.md.
+// docs/performance.md, and Headline and EnsembleHeadline into the table
+// on top of them: each target set for Warden against ZooKeeper (a bound
+// on the ratio of the medians) and whether it is met (headline.go).
 //
 // The workloads (see Workloads):
 //
@@ -46,11 +50,14 @@
 //	multi      one third writes (three quarters of them multi), two
 //	           thirds reads
 //	scale      memory at Config.ScaleSizes znodes (server RSS, bytes per
-//	           znode)
+//	           znode; of an ensemble, the member that grew most)
 //	flood      Config.Clients sessions setting large values (--payload)
 //	           on Config.Keys znodes while one more session reads a small
 //	           znode: the reads' latency and the server's peak memory
 //	           (flood.go; scripts/flood-rss.sh)
+//	fsync      no server: Config.Payload bytes at a time appended to a
+//	           preallocated file in Config.Dir, each write followed by
+//	           fdatasync: the disk's floor for one durable write (fsync.go)
 //	failover   an ensemble under steady writes; Config.Failovers times the
 //	           leader (found with srvr) is killed (Config.KillLeaderPIDFile
 //	           or Config.KillLeaderCmd): time from the kill to the first

@@ -18,7 +18,9 @@ const floodSample = 100 * time.Millisecond
 // while one more session reads a small znode, one request at a time. The
 // phases are the writes and the reads during them (their latency is the
 // server's responsiveness under the flood); with --server-pid the
-// server's resident memory is sampled every 100 ms and its peak reported.
+// server's resident memory is sampled every 100 ms and its peak reported
+// (with several pids, an ensemble's, the largest member's at each
+// sample).
 //
 // It is how scripts/flood-rss.sh checks the memory bound of
 // docs/operations.md ("Limits and throttling").
@@ -55,8 +57,8 @@ func runFlood(ctx context.Context, e *env) error {
 		}}
 
 	var base ProcStats
-	if e.cfg.ServerPID > 0 {
-		base = readProc(e.cfg.ServerPID)
+	if len(e.cfg.ServerPIDs) > 0 {
+		base = readProcs(e.cfg.ServerPIDs)
 	} else {
 		e.note("flood: memory not measured: give --server-pid")
 	}
@@ -68,7 +70,7 @@ func runFlood(ctx context.Context, e *env) error {
 			t := time.NewTicker(floodSample)
 			defer t.Stop()
 			for {
-				if ps := readProc(e.cfg.ServerPID); ps.Readable {
+				if ps := readProcs(e.cfg.ServerPIDs); ps.Readable {
 					maxRSS = max(maxRSS, ps.RSS)
 				}
 				select {
@@ -94,7 +96,7 @@ func runFlood(ctx context.Context, e *env) error {
 		e.metric("flood write rate", pr.Throughput*float64(e.cfg.Payload)/(1<<20), "MiB/s")
 	}
 	if base.Readable {
-		end := readProc(e.cfg.ServerPID)
+		end := readProcs(e.cfg.ServerPIDs)
 		e.metric("server RSS before the flood", float64(base.RSS), "bytes")
 		e.metric("server peak RSS sampled during the flood", float64(maxRSS), "bytes")
 		e.metric("server peak RSS of its life (VmHWM)", float64(end.PeakRSS), "bytes")

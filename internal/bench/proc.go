@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -29,6 +30,58 @@ type ProcStats struct {
 	RSS      int64         // resident set, bytes (VmRSS)
 	PeakRSS  int64         // high-water mark of the resident set, bytes (VmHWM)
 	Readable bool          // false when the process could not be read
+}
+
+// readProcs reads the processes pids (the members of an ensemble, or a
+// single server) one after the other and combines them (combineProcs).
+func readProcs(pids []int) ProcStats { return combineProcs(readEach(pids)) }
+
+// readEach reads the processes pids, one reading each, in order.
+func readEach(pids []int) []ProcStats {
+	ps := make([]ProcStats, len(pids))
+	for i, pid := range pids {
+		ps[i] = readProc(pid)
+	}
+	return ps
+}
+
+// combineProcs combines readings of several processes into what the
+// bench reports for the server as a whole: CPU is the sum (the
+// ensemble's CPU time), RSS and PeakRSS are the largest member's (the
+// memory targets hold for every member, so the worst one counts). The
+// result is Readable only when every reading is, and there is at least
+// one.
+func combineProcs(ps []ProcStats) ProcStats {
+	if len(ps) == 0 {
+		return ProcStats{}
+	}
+	all := ProcStats{Readable: true}
+	for _, p := range ps {
+		if !p.Readable {
+			return ProcStats{}
+		}
+		all.CPU += p.CPU
+		all.RSS = max(all.RSS, p.RSS)
+		all.PeakRSS = max(all.PeakRSS, p.PeakRSS)
+	}
+	return all
+}
+
+// maxRSSGrowth returns how much the resident set of the member that grew
+// most grew from before to after (readings of the same processes, in the
+// same order); ok is false unless every reading is readable.
+func maxRSSGrowth(before, after []ProcStats) (growth int64, ok bool) {
+	if len(before) == 0 || len(before) != len(after) {
+		return 0, false
+	}
+	growth = math.MinInt64
+	for i := range before {
+		if !before[i].Readable || !after[i].Readable {
+			return 0, false
+		}
+		growth = max(growth, after[i].RSS-before[i].RSS)
+	}
+	return growth, true
 }
 
 // readProc reads the CPU time and memory of process pid.

@@ -40,11 +40,13 @@ func groupResults(results []*Result) map[[2]string]*group {
 	return gs
 }
 
-// labels returns the labels in results, the baseline last.
+// labels returns the labels of the servers in results, the baseline
+// last. The disk's floor (floorWorkload) is not a server: its labels are
+// left out.
 func labels(results []*Result, baseline string) []string {
 	var ls []string
 	for _, r := range results {
-		if !slices.Contains(ls, r.Label) {
+		if r.Workload != floorWorkload && !slices.Contains(ls, r.Label) {
 			ls = append(ls, r.Label)
 		}
 	}
@@ -164,37 +166,51 @@ func Report(results []*Result, baseline, plotRef string) string {
 			}
 		}
 	}
+	var fls []string // the floor's labels
+	for _, r := range results {
+		if r.Workload == floorWorkload && !slices.Contains(fls, r.Label) {
+			fls = append(fls, r.Label)
+		}
+	}
+	if len(fls) > 0 {
+		wls = append(wls, floorWorkload)
+	}
 	var notes, saturated []string
 	for _, w := range wls {
+		// The floor has no server: its own columns, no ratio.
+		cols, colsRatio := ls, ratioHead
+		if w == floorWorkload {
+			cols, colsRatio = fls, ""
+		}
 		fmt.Fprintf(&b, "### %s\n\n", w)
-		if c := connectNote(gs, w, ls); c != "" {
+		if c := connectNote(gs, w, cols); c != "" {
 			b.WriteString(c + "\n\n")
 		}
 		fmt.Fprintf(&b, "| phase | measure |")
-		for _, l := range ls {
+		for _, l := range cols {
 			fmt.Fprintf(&b, " %s |", l)
 		}
-		b.WriteString(ratioHead + "\n|---|---|")
-		for range ls {
+		b.WriteString(colsRatio + "\n|---|---|")
+		for range cols {
 			b.WriteString("---|")
 		}
-		if ratioHead != "" {
+		if colsRatio != "" {
 			b.WriteString("---|")
 		}
 		b.WriteString("\n")
 		row := func(phase, meas string, vals map[string][]float64) {
 			fmt.Fprintf(&b, "| %s | %s |", phase, meas)
-			for _, l := range ls {
+			for _, l := range cols {
 				fmt.Fprintf(&b, " %s |", cell(vals[l]))
 			}
-			if ratioHead != "" {
+			if colsRatio != "" {
 				fmt.Fprintf(&b, " %s |", fmtRatio(median(vals[other]), median(vals[baseline])))
 			}
 			b.WriteString("\n")
 		}
 		var phases []string
 		var metrics []string
-		for _, l := range ls {
+		for _, l := range cols {
 			g := gs[[2]string{w, l}]
 			if g == nil {
 				continue
@@ -227,7 +243,7 @@ func Report(results []*Result, baseline, plotRef string) string {
 			for _, m := range measures {
 				vals := map[string][]float64{}
 				any := false
-				for _, l := range ls {
+				for _, l := range cols {
 					if g := gs[[2]string{w, l}]; g != nil {
 						vals[l] = g.phaseValues(ph, m.f)
 						for _, v := range vals[l] {
@@ -243,7 +259,7 @@ func Report(results []*Result, baseline, plotRef string) string {
 		}
 		peak := map[string][]float64{}
 		anyPeak := false
-		for _, l := range ls {
+		for _, l := range cols {
 			if g := gs[[2]string{w, l}]; g != nil {
 				for _, r := range g.runs {
 					var mx int64
@@ -263,7 +279,7 @@ func Report(results []*Result, baseline, plotRef string) string {
 		for _, m := range metrics {
 			vals := map[string][]float64{}
 			unit := ""
-			for _, l := range ls {
+			for _, l := range cols {
 				if g := gs[[2]string{w, l}]; g != nil {
 					var u string
 					vals[l], u = g.metricValues(m)
@@ -505,93 +521,4 @@ func medianRunCurve(g *group, phase string) []CurvePoint {
 	}
 	slices.SortFunc(ps, func(a, b PhaseResult) int { return cmp.Compare(a.Latency.P99, b.Latency.P99) })
 	return ps[len(ps)/2].Curve
-}
-
-// goal is one headline comparison and the target the issue sets for it.
-type goal struct {
-	what, workload, phase, metric string
-	f                             func(PhaseResult) float64
-	target                        string
-}
-
-var goals = []goal{
-	{"write throughput (sweep, 0% reads)", "sweep", "read 0%", "", func(p PhaseResult) float64 { return p.Throughput }, "≥ 2×"},
-	{"read throughput (sweep, 100% reads)", "sweep", "read 100%", "", func(p PhaseResult) float64 { return p.Throughput }, "≥ 1.5×"},
-	{"mixed throughput (sweep, 80% reads)", "sweep", "read 80%", "", func(p PhaseResult) float64 { return p.Throughput }, ""},
-	{"p99 latency (sweep, 80% reads)", "sweep", "read 80%", "", func(p PhaseResult) float64 { return float64(p.Latency.P99) }, "≤ 0.5×"},
-	{"p99 latency (sync create, one client)", "create", "sync create", "", func(p PhaseResult) float64 { return float64(p.Latency.P99) }, "≤ 0.5×"},
-	{"server CPU per write (sweep, 0% reads)", "sweep", "read 0%", "", func(p PhaseResult) float64 { return p.ServerCPUPerOp }, ""},
-	{"multi-heavy mix throughput", "multi", "multi mix", "", func(p PhaseResult) float64 { return p.Throughput }, ""},
-	{"lock hand-offs per second", "lock", "", "hand-offs per second", nil, ""},
-	{"watch fan-out, time to last event (p50)", "fanout", "fanout time to last event", "", func(p PhaseResult) float64 { return float64(p.Latency.P50) }, ""},
-	{"memory per znode at 1M znodes", "scale", "", "bytes per znode at 1000000 znodes", nil, "≤ 0.2×"},
-	{"restart time at 1M znodes", "scale", "", "restart time at 1000000 znodes", nil, "≤ 0.3×"},
-}
-
-// ensembleRows are the rows of the ensemble's ratio table.
-var ensembleRows = []goal{
-	{"write throughput, ops/s (sweep, 0% reads)", "sweep", "read 0%", "", func(p PhaseResult) float64 { return p.Throughput }, ""},
-	{"write p50 µs", "sweep", "read 0%", "", func(p PhaseResult) float64 { return float64(p.Latency.P50) }, ""},
-	{"write p99 µs", "sweep", "read 0%", "", func(p PhaseResult) float64 { return float64(p.Latency.P99) }, ""},
-	{"write p99.9 µs", "sweep", "read 0%", "", func(p PhaseResult) float64 { return float64(p.Latency.P999) }, ""},
-	{"read throughput, ops/s (sweep, 100% reads)", "sweep", "read 100%", "", func(p PhaseResult) float64 { return p.Throughput }, ""},
-	{"read p50 µs", "sweep", "read 100%", "", func(p PhaseResult) float64 { return float64(p.Latency.P50) }, ""},
-	{"read p99 µs", "sweep", "read 100%", "", func(p PhaseResult) float64 { return float64(p.Latency.P99) }, ""},
-	{"read p99.9 µs", "sweep", "read 100%", "", func(p PhaseResult) float64 { return float64(p.Latency.P999) }, ""},
-	{"failover: kill to first acknowledged write, ms", "failover", "", "failover: kill to first write, median", nil, ""},
-	{"failover: kill to every client writing again, ms", "failover", "", "failover: kill to every client writing, median", nil, ""},
-	{"failover: kill to a new leader in srvr, ms", "failover", "", "failover: kill to new leader in srvr, median", nil, ""},
-}
-
-// Headline renders the goal table: for each headline measure the median
-// of each of the two servers and their ratio, against the goal.
-func Headline(results []*Result, baseline string) string {
-	return headline(results, baseline, goals, true)
-}
-
-// EnsembleHeadline renders the ratio table of the ensemble comparison
-// (scripts/bench-compare-ensemble.sh): write and read throughput and
-// latency, and failover times, each the median of the runs (for failover,
-// the median over runs of each run's median over its kills).
-func EnsembleHeadline(results []*Result, baseline string) string {
-	return headline(results, baseline, ensembleRows, false)
-}
-
-func headline(results []*Result, baseline string, rows []goal, withGoal bool) string {
-	ls := labels(results, baseline)
-	if len(ls) != 2 || ls[1] != baseline {
-		return ""
-	}
-	other := ls[0]
-	gs := groupResults(results)
-	var b strings.Builder
-	if withGoal {
-		fmt.Fprintf(&b, "| measure | %s | %s | ratio %s / %s | goal |\n|---|---|---|---|---|\n", other, baseline, other, baseline)
-	} else {
-		fmt.Fprintf(&b, "| measure | %s | %s | ratio %s / %s |\n|---|---|---|---|\n", other, baseline, other, baseline)
-	}
-	for _, g := range rows {
-		vals := map[string][]float64{}
-		for _, l := range ls {
-			grp := gs[[2]string{g.workload, l}]
-			if grp == nil {
-				continue
-			}
-			if g.f != nil {
-				vals[l] = grp.phaseValues(g.phase, g.f)
-			} else {
-				vals[l], _ = grp.metricValues(g.metric)
-			}
-		}
-		a, z := median(vals[other]), median(vals[baseline])
-		if math.IsNaN(a) && math.IsNaN(z) {
-			continue
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |", g.what, fmtNum(a), fmtNum(z), fmtRatio(a, z))
-		if withGoal {
-			fmt.Fprintf(&b, " %s |", cmp.Or(g.target, "–"))
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
 }

@@ -36,8 +36,13 @@ type Settings struct {
 	Warmup     float64 `json:"warmup_s,omitempty"`
 	Rate       float64 `json:"rate,omitempty"`
 	Cores      int     `json:"generator_cores"`
-	ServerPID  int     `json:"server_pid,omitempty"`
 	ReadRatios []int   `json:"read_ratios,omitempty"`
+	// ServerPIDs are the server processes read from /proc, one per
+	// member (Config.ServerPIDs). Results written before ensembles were
+	// measured have a single "server_pid" instead, which is ignored.
+	ServerPIDs []int `json:"server_pids,omitempty"`
+	// Dir is the directory the fsync workload wrote in.
+	Dir string `json:"dir,omitempty"`
 }
 
 // PhaseResult is one measured phase.

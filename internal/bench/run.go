@@ -46,7 +46,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 			Servers: cfg.Servers, Clients: cfg.Clients, Inflight: cfg.Inflight,
 			Payload: cfg.Payload, Duration: cfg.Duration.Seconds(), Ops: cfg.Ops,
 			Warmup: cfg.Warmup.Seconds(), Rate: cfg.Rate, Cores: runtime.GOMAXPROCS(0),
-			ServerPID: cfg.ServerPID, ConnectServers: len(members), Spread: spread,
+			ServerPIDs: cfg.ServerPIDs, ConnectServers: len(members), Spread: spread,
 		},
 	}
 	switch cfg.Workload {
@@ -54,6 +54,11 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 		e.res.Settings.ReadRatios = cfg.ReadRatios
 	case "failover":
 		e.res.Settings.Failovers = cfg.Failovers
+	case "fsync":
+		// No server: one writer, one write at a time, in Dir.
+		s := &e.res.Settings
+		s.Servers, s.ConnectServers, s.Spread = "", 0, ""
+		s.Clients, s.Inflight, s.Dir = 1, 1, cfg.Dir
 	}
 	defer e.closeAll()
 	if err := workloads[cfg.Workload].run(ctx, e); err != nil {
@@ -178,8 +183,8 @@ func (e *env) runPhase(ctx context.Context, p phase) (PhaseResult, error) {
 		e.drive(ctx, w, nil)
 	}
 	var before ProcStats
-	if e.cfg.ServerPID > 0 {
-		before = readProc(e.cfg.ServerPID)
+	if len(e.cfg.ServerPIDs) > 0 {
+		before = readProcs(e.cfg.ServerPIDs)
 	}
 	cpu0 := selfCPU()
 	pr := e.drive(ctx, p, e.progress)
@@ -188,8 +193,8 @@ func (e *env) runPhase(ctx context.Context, p phase) (PhaseResult, error) {
 		pr.GeneratorCPU = round3(cpu.Seconds() / pr.Seconds / float64(runtime.GOMAXPROCS(0)))
 		pr.Saturated = pr.GeneratorCPU >= 0.9
 	}
-	if e.cfg.ServerPID > 0 && before.Readable {
-		after := readProc(e.cfg.ServerPID)
+	if before.Readable {
+		after := readProcs(e.cfg.ServerPIDs)
 		if after.Readable && pr.Ops > 0 {
 			pr.ServerCPUPerOp = round3(float64((after.CPU - before.CPU).Microseconds()) / float64(pr.Ops))
 			pr.ServerRSS, pr.ServerPeakRSS = after.RSS, after.PeakRSS

@@ -29,8 +29,9 @@ var workloads = map[string]workload{
 	"fanout":    {"one znode watched by --watchers sessions: time from the write to the last event, --rounds writes", runFanout},
 	"storm":     {"--sessions sessions connect at once, lose their connections and reconnect, then close", runStorm},
 	"multi":     {"one third writes (three quarters of them multi), two thirds reads, on --keys znodes", runMulti},
-	"scale":     {"server memory (needs --server-pid) at each of --scale-sizes znodes", runScale},
+	"scale":     {"server memory (needs --server-pid; of an ensemble, the member that grew most) at each of --scale-sizes znodes", runScale},
 	"flood":     {"--clients sessions set --payload bytes on --keys znodes for --duration while another session reads a small znode: its latency, and the server's peak memory (--server-pid)", runFlood},
+	"fsync":     {"no server: --payload bytes written at increasing offsets of a preallocated file in --dir, each followed by fdatasync, one at a time: the disk's floor for a durable write", runFsync},
 	"failover":  {"--clients writing steadily to an ensemble; --failovers times: kill the leader (--kill-leader-pidfile or --kill-leader-cmd), time until writes succeed again, restart it (--restart-cmd)", runFailover},
 }
 
@@ -502,13 +503,13 @@ func runScale(ctx context.Context, e *env) error {
 	}); err != nil {
 		return err
 	}
-	var base ProcStats
-	if e.cfg.ServerPID > 0 {
-		base = readProc(e.cfg.ServerPID)
+	var base []ProcStats
+	if len(e.cfg.ServerPIDs) > 0 {
+		base = readEach(e.cfg.ServerPIDs)
 	} else {
 		e.note("scale: memory not measured: give --server-pid")
 	}
-	e.note("scale: restart time is measured by scripts/bench-compare.sh (it restarts the server), not by warden bench")
+	e.note("scale: restart time (standalone) and rejoin time (a follower of an ensemble) are measured by scripts/bench-compare.sh and scripts/bench-compare-ensemble.sh, which restart the server, not by warden bench")
 	data := payload(e.cfg.Payload)
 	have := 0
 	for _, size := range sizes {
@@ -529,9 +530,13 @@ func runScale(ctx context.Context, e *env) error {
 			return fmt.Errorf("bench: scale: %d creates failed: %s", pr.Errors, pr.FirstError)
 		}
 		have = size
-		if base.Readable && pr.ServerRSS > 0 {
-			e.metric(fmt.Sprintf("server RSS at %d znodes", size), float64(pr.ServerRSS), "bytes")
-			e.metric(fmt.Sprintf("bytes per znode at %d znodes", size), float64(pr.ServerRSS-base.RSS)/float64(size), "bytes")
+		if base == nil {
+			continue
+		}
+		now := readEach(e.cfg.ServerPIDs)
+		if growth, ok := maxRSSGrowth(base, now); ok {
+			e.metric(fmt.Sprintf("server RSS at %d znodes", size), float64(combineProcs(now).RSS), "bytes")
+			e.metric(fmt.Sprintf("bytes per znode at %d znodes", size), float64(growth)/float64(size), "bytes")
 		}
 	}
 	return nil
