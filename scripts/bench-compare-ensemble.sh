@@ -230,7 +230,19 @@ start_ensemble() {
 bench() {
 	local kind=$1 name=$2
 	shift 2
-	"$WARDEN" bench --servers "$SERVERS" --label "$kind" --json "$RESULTS/$name.json" "$@" >"$RESULTS/$name.txt"
+	if ! "$WARDEN" bench --servers "$SERVERS" --label "$kind" --json "$RESULTS/$name.json" "$@" >"$RESULTS/$name.txt" 2>&1; then
+		bench_failed "$name"
+	fi
+}
+
+# bench_failed NAME records a bench run that failed: its numbers are left
+# out, the run goes on, and the section lists it.
+bench_failed() {
+	local first
+	first=$(grep -v '^ *$' "$RESULTS/$1.txt" | tail -1)
+	log "$1 failed: $first (its numbers are left out; see $RESULTS/$1.txt)"
+	rm -f "$RESULTS/$1.json"
+	echo "- \`$1\` failed and is left out of the medians: $first" >>"$WORK/failures.md"
 }
 
 # member_pids prints the pids of the three members, comma-separated (for
@@ -432,6 +444,10 @@ part takes about 20 minutes on a 2-core machine; this run took $((elapsed / 60))
 
 EOF
 	cat "$WORK/tables.md"
+	if [ -s "$WORK/failures.md" ]; then
+		printf '\nRuns that failed (left out of the medians):\n\n'
+		cat "$WORK/failures.md"
+	fi
 	javaload_table
 	echo "<!-- ensemble:end -->"
 } >"$SECTION"

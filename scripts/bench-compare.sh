@@ -151,8 +151,21 @@ stop_server() {
 bench() {
 	local kind=$1 name=$2
 	shift 2
-	"$WARDEN" bench --servers "127.0.0.1:$PORT" --label "$kind" --server-pid "$SERVER_PID" \
-		--json "$RESULTS/$name.json" "$@" >"$RESULTS/$name.txt"
+	if ! "$WARDEN" bench --servers "127.0.0.1:$PORT" --label "$kind" --server-pid "$SERVER_PID" \
+		--json "$RESULTS/$name.json" "$@" >"$RESULTS/$name.txt" 2>&1; then
+		bench_failed "$name"
+	fi
+}
+
+# bench_failed NAME records a bench run that failed (a server that expired
+# sessions under a storm, ...): its numbers are left out, the run goes on,
+# and the page lists it.
+bench_failed() {
+	local first
+	first=$(grep -v '^ *$' "$RESULTS/$1.txt" | tail -1)
+	log "$1 failed: $first (its numbers are left out; see $RESULTS/$1.txt)"
+	rm -f "$RESULTS/$1.json"
+	echo "- \`$1\` failed and is left out of the medians: $first" >>"$WORK/failures.md"
 }
 
 WORKLOADS=(
@@ -256,6 +269,10 @@ $(for w in "${WORKLOADS[@]}"; do echo "  - \`$w\`"; done)
 
 EOF
 	cat "$WORK/tables.md"
+	if [ -s "$WORK/failures.md" ]; then
+		printf '\nRuns that failed (left out of the medians):\n\n'
+		cat "$WORK/failures.md"
+	fi
 	# Hand-written findings (profiles, what was tried) live next to the plots.
 	if [ -f "$PLOTS/analysis.md" ]; then
 		cat "$PLOTS/analysis.md"
