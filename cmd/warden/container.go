@@ -27,18 +27,18 @@ docker run IMAGE cli -server zoo1:2181.
 // containerFlags is `warden container`: the image's entrypoint. It takes
 // the server's flags.
 func containerFlags(fs *flag.FlagSet) func(args []string) error {
-	level, auditLog := serverFlagVars(fs)
+	o := serverFlagVars(fs)
 	return func(args []string) error {
 		if len(args) > 0 {
 			return execWarden(args)
 		}
-		return runContainer(*level, *auditLog)
+		return runContainer(*o)
 	}
 }
 
 // runContainer prepares zoo.cfg and myid from the environment and runs
 // the server.
-func runContainer(level, auditLog string) error {
+func runContainer(o serverOptions) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	env := containerenv.Lookup(os.LookupEnv)
 	res, err := containerenv.Prepare(env)
@@ -58,7 +58,7 @@ func runContainer(level, auditLog string) error {
 		log.Warn("container: "+env.MyIDPath()+" exists, so ZOO_MY_ID is ignored; this member keeps its id",
 			"myid", strings.TrimSpace(string(b)), "ZOO_MY_ID", env.MyID)
 	}
-	return runServer([]string{res.ConfigPath}, level, auditLog)
+	return runServer([]string{res.ConfigPath}, o)
 }
 
 // hasContractVariables reports whether the environment sets any variable

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -21,20 +22,29 @@ without it the server is standalone on 127.0.0.1:2181 with data in ./warden-data
 
 // serverFlags is `warden server`.
 func serverFlags(fs *flag.FlagSet) func(args []string) error {
-	level, auditLog := serverFlagVars(fs)
-	return func(args []string) error { return runServer(args, *level, *auditLog) }
+	f := serverFlagVars(fs)
+	return func(args []string) error { return runServer(args, *f) }
+}
+
+// serverOptions are the server's flags.
+type serverOptions struct {
+	level, auditLog, cpuProfile string
 }
 
 // serverFlagVars registers the server's flags (shared by `warden server`
-// and `warden container`).
-func serverFlagVars(fs *flag.FlagSet) (level, auditLog *string) {
-	level = fs.String("log-level", "info", "log level: debug, info, warn or error")
-	auditLog = fs.String("audit-log", "", "append the audit log (audit.enable=true in zoo.cfg) to this `file`\n"+
+// and `warden container`); they are set once fs is parsed.
+func serverFlagVars(fs *flag.FlagSet) *serverOptions {
+	o := &serverOptions{}
+	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&o.auditLog, "audit-log", "", "append the audit log (audit.enable=true in zoo.cfg) to this `file`\n"+
 		"instead of the server's log on stderr, where its records carry log=audit (docs/audit.md)")
-	return level, auditLog
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this `file` until it stops\n"+
+		"(go tool pprof reads it; docs/performance.md)")
+	return o
 }
 
-func runServer(args []string, level, auditLog string) error {
+func runServer(args []string, o serverOptions) error {
+	level, auditLog := o.level, o.auditLog
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
 		return badUsage("bad -log-level %q: use debug, info, warn or error", level)
@@ -60,6 +70,17 @@ func runServer(args []string, level, auditLog string) error {
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create dataDir: %w", err)
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	opts := server.Options{Logger: log}
 	if auditLog != "" {

@@ -111,7 +111,7 @@ func TestServerRefusesHTTPSItCannotServe(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
-		go func() { done <- runServer([]string{cfg}, "error", "") }()
+		go func() { done <- runServer([]string{cfg}, serverOptions{level: "error"}) }()
 		select {
 		case err = <-done:
 		case <-time.After(10 * time.Second):

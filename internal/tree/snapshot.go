@@ -95,8 +95,15 @@ func sortedKids(n *node) []string {
 // missing parent, a child of a session ephemeral, an owned root, or a
 // missing reserved node (/zookeeper, /zookeeper/quota, /zookeeper/config).
 // An error from recs itself is returned as is.
-func FromRecords(opts Options, recs func(yield func(NodeRecord) error) error) (*Tree, error) {
+//
+// count is how many records recs is expected to yield (0 if unknown): the
+// path index is sized for them up front, up to maxCountHint, rather than
+// grown (and rehashed) as they come. It is a hint, not checked.
+func FromRecords(opts Options, count int64, recs func(yield func(NodeRecord) error) error) (*Tree, error) {
 	t := empty(opts)
+	if count > 0 {
+		t.nodes = make(map[string]*node, min(count, maxCountHint))
+	}
 	if err := recs(t.load); err != nil {
 		return nil, err
 	}
@@ -107,6 +114,10 @@ func FromRecords(opts Options, recs func(yield func(NodeRecord) error) error) (*
 	}
 	return t, nil
 }
+
+// maxCountHint bounds the path index FromRecords reserves from its count
+// (about 24 MiB): a damaged count costs no more than that.
+const maxCountHint = 1 << 20
 
 // load links in one record for FromRecords.
 func (t *Tree) load(r NodeRecord) error {
