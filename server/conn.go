@@ -88,6 +88,8 @@ type conn struct {
 	session     atomic.Int64
 	timeout     atomic.Int32
 	established time.Time
+	// deadlineSet is when readTimeout last moved the read deadline.
+	deadlineSet time.Time
 	// readOnly is set on a connection of read-only mode (readonly.go).
 	readOnly atomic.Bool
 
@@ -336,11 +338,20 @@ func (c *conn) serve() {
 	}
 }
 
+// readTimeout gives the client one and a half session timeouts (less at
+// most an eighth) to send its next frame: a session's client must send
+// something (a ping at least) within the session timeout; otherwise the
+// session expires anyway. The deadline moves at most every eighth of a
+// timeout: moving it re-arms a runtime timer, which a busy connection
+// would otherwise pay for every request. Reader goroutine only.
 func (c *conn) readTimeout() {
-	// A session's client must send something (a ping at least) within the
-	// session timeout; otherwise the session expires anyway.
 	t := time.Duration(c.timeout.Load()) * time.Millisecond
-	c.nc.SetReadDeadline(time.Now().Add(t + t/2))
+	now := time.Now()
+	if now.Sub(c.deadlineSet) < t/8 {
+		return
+	}
+	c.deadlineSet = now
+	c.nc.SetReadDeadline(now.Add(t + t/2))
 }
 
 // handshake reads the ConnectRequest and establishes or re-attaches the
@@ -665,7 +676,32 @@ func replyFrame(xid int32, zxid int64, err wire.Code, resp wire.Record) []byte {
 	if err != wire.CodeOK {
 		resp = nil
 	}
-	return wire.AppendRecords(nil, &wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: err}, resp)
+	return wire.AppendRecords(make([]byte, 0, replyCap(resp)), &wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: err}, resp)
+}
+
+// replyCap is a reply frame's likely size, so it is encoded in one
+// allocation rather than grown: the frame and header, a stat, and the
+// data or child names of the replies that carry them.
+func replyCap(resp wire.Record) int {
+	const fixed = 4 + 16 + 68 + 16 // length, header, stat, lengths
+	switch r := resp.(type) {
+	case *wire.GetDataResponse:
+		return fixed + len(r.Data)
+	case *wire.GetChildrenResponse:
+		return fixed + namesSize(r.Children)
+	case *wire.GetChildren2Response:
+		return fixed + namesSize(r.Children)
+	}
+	return fixed + 32
+}
+
+// namesSize is the encoded size of a vector of strings.
+func namesSize(names []string) int {
+	n := 0
+	for _, s := range names {
+		n += 4 + len(s)
+	}
+	return n
 }
 
 // noTxnZxid is the header zxid of a notification no transaction caused:

@@ -349,6 +349,7 @@ func (n *Node) Run() error {
 		FastStart:      len(cfg.Members) > 0 && highestVoter(ms, cfg.ID.RaftID()),
 		MaxLogBytes:    cfg.MaxLogBytes,
 		MemTailBytes:   cfg.MemTailBytes,
+		MaxLagEntries:  cfg.SnapCount,
 		// Each member keeps its own proposals in flight under
 		// MaxProposalBytes; raft's own limit only catches what escapes.
 		MaxUncommittedBytes: 2 * uint64(max(1, len(cfg.Members))) * uint64(cfg.MaxProposalBytes),

@@ -61,10 +61,11 @@ func (n *Node) snapshotStale() {
 }
 
 // compactLog drops the in-memory entries no member needs any more: those
-// at or behind the host's applied index but the last MemTailBytes of
-// them (a member a little behind, here or under a next leader, is caught
-// up by entries), and on the leader none that a member or a removed
-// member's farewell still lacks while they stay under MaxLogBytes/2. The
+// at or behind the host's applied index but the last MemTailBytes (and at
+// most MaxLagEntries) of them (a member a little behind, here or under a
+// next leader, is caught up by entries), and on the leader none that a
+// member or a removed member's farewell still lacks while they stay under
+// MaxLogBytes/2 and MaxLagEntries. The
 // WAL keeps every entry back to the previous snapshot, for recovery. It
 // runs on the loop goroutine after every Ready and does work once per
 // tail bytes appended, and on every tick (the host may have applied more
@@ -80,12 +81,20 @@ func (n *Node) compactLog() {
 		tail = min(tail, n.cfg.MaxLogBytes/4)
 	}
 	n.compactAt = n.logSize.total + tail
-	to := min(n.logSize.keeping(tail), n.hostApplied.Load())
+	applied := n.hostApplied.Load()
+	to := n.logSize.keeping(tail)
+	if lag := n.cfg.MaxLagEntries; lag > 0 && applied > lag {
+		to = max(to, applied-lag)
+	}
+	to = min(to, applied)
 	first, _ := n.cfg.Storage.FirstIndex()
+	last, _ := n.cfg.Storage.LastIndex()
 	pinned := func(match uint64) {
 		// A member already behind the log's start needs a snapshot
-		// anyway.
-		if match+1 >= first && match < to && (n.cfg.MaxLogBytes == 0 || n.logSize.after(match) <= n.cfg.MaxLogBytes/2) {
+		// anyway, and so does one too far behind.
+		if match+1 >= first && match < to &&
+			(n.cfg.MaxLogBytes == 0 || n.logSize.after(match) <= n.cfg.MaxLogBytes/2) &&
+			(n.cfg.MaxLagEntries == 0 || last-match <= n.cfg.MaxLagEntries) {
 			to = match
 		}
 	}

@@ -163,6 +163,11 @@ type Config struct {
 	// behind is caught up by entries rather than a snapshot. Default
 	// DefaultMemTailBytes.
 	MemTailBytes uint64
+	// MaxLagEntries bounds, when not 0, how far behind the applied index
+	// the in-memory log reaches, in entries: a member further behind is
+	// caught up by snapshot, as ZooKeeper sends a follower a SNAP rather
+	// than a DIFF past its committed log (the host passes snapCount).
+	MaxLagEntries uint64
 	// SnapshotWanted is called on the loop's goroutine when a member must
 	// be sent a snapshot and the newest one is older than the in-memory
 	// log's start: the host takes one at its applied index and reports it
