@@ -19,7 +19,8 @@
 #   REPS=3        repetitions (medians are quoted)
 #   DURATION=3s   length of each timed phase; WARMUP=1s before each
 #   PORT=21810    client port of both servers
-#   WARDEN=path   a prebuilt warden binary (default: go build ./cmd/warden)
+#   WARDEN=path   a prebuilt warden binary (default: go build ./cmd/warden);
+#                 WARDEN_REV=text names its version on the page
 #   OUT=path      Markdown output (default docs/performance.md)
 #   SCALE_SIZES="100000 1000000"   znode counts for memory and restart time
 #   ENSEMBLE=no   skip the ensemble run (the page then includes the ensemble
@@ -64,7 +65,7 @@ if [ -z "${WARDEN:-}" ]; then
 	fi
 	(cd "$ROOT" && go build -o "$WARDEN" ./cmd/warden)
 else
-	warden_rev="prebuilt ($WARDEN)"
+	warden_rev=${WARDEN_REV:-"prebuilt ($WARDEN)"}
 fi
 help=$("$WARDEN" bench -h 2>&1 || true)
 if [[ $help != *"Usage: warden bench"* ]]; then
