@@ -116,10 +116,10 @@ func TestWALSegmentRollover(t *testing.T) {
 	}
 }
 
-func TestWALSnapshotMarkerAndReleaseTo(t *testing.T) {
-	fs := NewMemFS()
-	opts := WALOptions{SegmentSize: 4096}
-	w := mustOpenWAL(t, fs, opts)
+// saveHundredPadded saves entries 1..100 of term 1, five per Save, each
+// padded to 200 bytes of data: several 4 KiB segments.
+func saveHundredPadded(t *testing.T, w *WAL) {
+	t.Helper()
 	for i := uint64(1); i <= 100; i += 5 {
 		batch := ents(i, i+4, 1)
 		for _, e := range batch {
@@ -127,6 +127,13 @@ func TestWALSnapshotMarkerAndReleaseTo(t *testing.T) {
 		}
 		mustSave(t, w, hardState(1, 1, i+4), batch)
 	}
+}
+
+func TestWALSnapshotMarkerAndReleaseTo(t *testing.T) {
+	fs := NewMemFS()
+	opts := WALOptions{SegmentSize: 4096}
+	w := mustOpenWAL(t, fs, opts)
+	saveHundredPadded(t, w)
 	before := len(segmentPaths(t, fs))
 	if err := w.ReleaseTo(90); err != nil { // no marker yet: nothing after index 0 may go
 		t.Fatal(err)
@@ -458,13 +465,7 @@ func TestWALSavesWhileReleaseToDeletes(t *testing.T) {
 	g := removeGate{FS: mem, entered: make(chan struct{}), release: make(chan struct{})}
 	opts := WALOptions{SegmentSize: 4096}
 	w := mustOpenWAL(t, g, opts)
-	for i := uint64(1); i <= 100; i += 5 {
-		batch := ents(i, i+4, 1)
-		for _, e := range batch {
-			e.Data = append(e.Data, strings.Repeat("x", 200)...)
-		}
-		mustSave(t, w, hardState(1, 1, i+4), batch)
-	}
+	saveHundredPadded(t, w)
 	if err := w.SaveSnapshot(snapMeta(60, 1)); err != nil {
 		t.Fatal(err)
 	}
