@@ -65,11 +65,10 @@ func (n *Node) snapshotStale() {
 // most MaxLagEntries) of them (a member a little behind, here or under a
 // next leader, is caught up by entries), and on the leader none that a
 // member or a removed member's farewell still lacks while they stay under
-// MaxLogBytes/2 and MaxLagEntries. The
-// WAL keeps every entry back to the previous snapshot, for recovery. It
-// runs on the loop goroutine after every Ready and does work once per
-// tail bytes appended, and on every tick (the host may have applied more
-// since).
+// MaxLogBytes/2 and MaxLagEntries. The WAL keeps every entry back to the
+// previous snapshot, for recovery. It runs on the loop goroutine after
+// every Ready and does work once per tail bytes appended, and on every
+// tick (the host may have applied more since).
 func (n *Node) compactLog() {
 	if n.logSize.total < n.compactAt || n.snapWanted {
 		return
