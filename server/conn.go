@@ -437,7 +437,12 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 			// The session moves here: writes still proposed for it by the
 			// server it leaves get SESSIONMOVED.
 			var err error
-			if ok, err = c.srv.attach(sid); err != nil {
+			if ok, err = c.srv.attach(sid); err != nil && c.srv.awaitServing() {
+				// Proposed to a leader that was handing leadership over:
+				// once more, to the next one.
+				ok, err = c.srv.attach(sid)
+			}
+			if err != nil {
 				c.log.Info("could not move the session here; the client will retry", "session", sid, "err", err)
 				return false
 			}
