@@ -111,9 +111,9 @@ type Config struct {
 
 	// MaxLogBytes bounds the in-memory raft log, in bytes of entry data:
 	// the log keeps a tail of at most MaxLogBytes/4 (16 MiB by default,
-	// replica.DefaultMemTailBytes) behind the applied index, and on the
-	// leader the entries a member still lacks while they are under
-	// MaxLogBytes/2; a snapshot is taken whenever MaxLogBytes/4 bytes
+	// replica.DefaultMemTailBytes) and SnapCount entries behind the
+	// applied index, and on the leader the entries a member still lacks
+	// while they are under MaxLogBytes/2 and SnapCount entries; a snapshot is taken whenever MaxLogBytes/4 bytes
 	// were applied since the last one (or SnapBytes, when smaller); and
 	// while the log holds more than MaxLogBytes this member hands no new
 	// proposal to raft (they wait, as the clients that sent them). The
