@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -120,6 +121,21 @@ func (d *Decoder) Remaining() int { return len(d.b) - d.off }
 
 // Offset returns the number of bytes consumed so far.
 func (d *Decoder) Offset() int { return d.off }
+
+// Since returns the bytes consumed from offset off (an earlier Offset) to
+// now. They are a view of the decoded slice, not a copy.
+func (d *Decoder) Since(off int) []byte { return d.b[off:d.off] }
+
+// SkipIf consumes the next len(p) bytes if they are p, and reports
+// whether it did: a caller that decoded the same bytes before can reuse
+// what it decoded then.
+func (d *Decoder) SkipIf(p []byte) bool {
+	if d.err != nil || !bytes.HasPrefix(d.b[d.off:], p) {
+		return false
+	}
+	d.off += len(p)
+	return true
+}
 
 // Fail records err as the decoder's error unless one is already recorded.
 func (d *Decoder) Fail(err error) {

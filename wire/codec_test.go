@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -32,6 +33,29 @@ func TestDecoderOffsetAndStickyError(t *testing.T) {
 	}
 	if d.VectorLen(1) != 0 {
 		t.Error("VectorLen after an error is not 0")
+	}
+}
+
+func TestDecoderSinceAndSkipIf(t *testing.T) {
+	d := NewDecoder(unhex(t, "00000001 00000002 00000001 07"), 0)
+	start := d.Offset()
+	d.Int32()
+	d.Int32()
+	seen := bytes.Clone(d.Since(start))
+	if !bytes.Equal(seen, unhex(t, "00000001 00000002")) {
+		t.Fatalf("Since = %x", seen)
+	}
+	if d.SkipIf(seen) || d.Offset() != 8 {
+		t.Fatalf("SkipIf consumed bytes that differ: offset %d", d.Offset())
+	}
+	if !d.SkipIf(unhex(t, "00000001")) || d.Offset() != 12 {
+		t.Fatalf("SkipIf did not consume matching bytes: offset %d", d.Offset())
+	}
+	if d.SkipIf(unhex(t, "0708")) || d.Offset() != 12 {
+		t.Fatalf("SkipIf consumed past the end: offset %d", d.Offset())
+	}
+	if d.Byte() != 7 || d.Err() != nil {
+		t.Fatalf("after SkipIf: %v", d.Err())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -28,7 +29,7 @@ func serverFlags(fs *flag.FlagSet) func(args []string) error {
 
 // serverOptions are the server's flags.
 type serverOptions struct {
-	level, auditLog, cpuProfile string
+	level, auditLog, cpuProfile, memProfile string
 }
 
 // serverFlagVars registers the server's flags (shared by `warden server`
@@ -40,6 +41,8 @@ func serverFlagVars(fs *flag.FlagSet) *serverOptions {
 		"instead of the server's log on stderr, where its records carry log=audit (docs/audit.md)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server to this `file` until it stops\n"+
 		"(go tool pprof reads it; docs/performance.md)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "when the server is told to stop, write a heap profile of what is live\n"+
+		"to this `file` before closing (go tool pprof reads it; docs/performance.md)")
 	return o
 }
 
@@ -132,11 +135,30 @@ func runServer(args []string, o serverOptions) error {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
+	if o.memProfile != "" {
+		if err := writeHeapProfile(o.memProfile); err != nil {
+			log.Error("-memprofile: the heap profile was not written", "err", err)
+		}
+	}
 	if adm != nil {
 		adm.Close()
 		con.Close()
 	}
 	return srv.Close()
+}
+
+// writeHeapProfile writes the live heap, after a collection, to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // serveMetrics starts the /metrics endpoint when zoo.cfg names ZooKeeper's

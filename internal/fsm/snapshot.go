@@ -165,15 +165,23 @@ func encodeNode(e *wire.Encoder, r *tree.NodeRecord) {
 	e.Int64(r.Pzxid)
 }
 
-func decodeNode(d *wire.Decoder) tree.NodeRecord {
+func decodeNode(d *wire.Decoder, last *lastACL) tree.NodeRecord {
 	var r tree.NodeRecord
 	r.Path = d.String()
 	r.Data = d.Buffer()
-	n := d.VectorLen(12) // perms + two empty strings
-	for i := 0; i < n && d.Err() == nil; i++ {
-		var a wire.ACL
-		a.Decode(d)
-		r.ACL = append(r.ACL, a)
+	if last.acl != nil && d.SkipIf(last.raw) {
+		r.ACL = last.acl
+	} else {
+		start := d.Offset()
+		n := d.VectorLen(12) // perms + two empty strings
+		for i := 0; i < n && d.Err() == nil; i++ {
+			var a wire.ACL
+			a.Decode(d)
+			r.ACL = append(r.ACL, a)
+		}
+		if d.Err() == nil {
+			last.raw, last.acl = bytes.Clone(d.Since(start)), r.ACL
+		}
 	}
 	r.Czxid = d.Int64()
 	r.Mzxid = d.Int64()
@@ -185,6 +193,15 @@ func decodeNode(d *wire.Decoder) tree.NodeRecord {
 	r.EphemeralOwner = d.Int64()
 	r.Pzxid = d.Int64()
 	return r
+}
+
+// lastACL is the last ACL list decodeNode decoded, and its encoding: the
+// nodes of a snapshot mostly share a few ACLs, and a record whose ACL is
+// encoded as the last one's shares its slice (read-only) instead of
+// allocating its own.
+type lastACL struct {
+	raw []byte
+	acl []wire.ACL
 }
 
 // snapWriter writes frames to a buffered writer, one record at a time.
@@ -444,6 +461,7 @@ func (sr *snapReader) nodes(fn func(tree.NodeRecord) error) error {
 		defer close(done)
 		defer close(batches)
 		var b batch
+		var acl lastACL
 		send := func() bool {
 			select {
 			case batches <- b:
@@ -456,7 +474,7 @@ func (sr *snapReader) nodes(fn func(tree.NodeRecord) error) error {
 		for i := int64(0); i < sr.hdr.nodes; i++ {
 			d, start, err := sr.next(kindNode)
 			if err == nil {
-				r := decodeNode(d)
+				r := decodeNode(d, &acl)
 				if err = sr.finish(d, start, func() string { return fmt.Sprintf("node %q (frame %d)", r.Path, sr.cur) }); err == nil {
 					if len(b.recs) == 0 {
 						b.frame = sr.cur

@@ -104,9 +104,11 @@ func FromRecords(opts Options, count int64, recs func(yield func(NodeRecord) err
 	if count > 0 {
 		t.nodes = make(map[string]*node, min(count, maxCountHint))
 	}
-	if err := recs(t.load); err != nil {
+	l := loader{t: t}
+	if err := recs(l.link); err != nil {
 		return nil, err
 	}
+	l.flush()
 	for _, p := range []string{"/", procPath, quotaPath, configPath} {
 		if t.nodes[p] == nil {
 			return nil, fmt.Errorf("%w: reserved node %s is missing", ErrBadRecords, p)
@@ -119,10 +121,50 @@ func FromRecords(opts Options, count int64, recs func(yield func(NodeRecord) err
 // (about 24 MiB): a damaged count costs no more than that.
 const maxCountHint = 1 << 20
 
-// load links in one record for FromRecords.
-func (t *Tree) load(r NodeRecord) error {
+// loader links records in for FromRecords. Records come parent first
+// and siblings together, and most share one ACL: the loader remembers the
+// last parent and the last ACL, so that a record usually costs two map
+// inserts (its parent's children and the path index) and no lookup.
+type loader struct {
+	t *Tree
+
+	parentPath string // of parent, as splitParent gives it
+	parent     *node  // the last record's parent; nil before the first child
+
+	acl   []wire.ACL // the last record's ACL
+	entry *aclEntry  // acl interned; nil before the first record
+	refs  int        // nodes using entry not yet counted in t.acls
+}
+
+// internACL returns the entry for acl, counting one more user.
+func (l *loader) internACL(acl []wire.ACL) *aclEntry {
+	if l.entry == nil || !slices.Equal(acl, l.acl) {
+		l.flush()
+		l.acl, l.entry = acl, l.t.internACL(acl)
+	}
+	l.refs++
+	return l.entry
+}
+
+// flush adds the users counted since the ACL last changed to t.acls.
+func (l *loader) flush() {
+	if l.refs == 0 {
+		return
+	}
+	u, ok := l.t.acls[l.entry.key]
+	if !ok {
+		u.e = l.entry
+	}
+	u.refs += l.refs
+	l.t.acls[l.entry.key] = u
+	l.refs = 0
+}
+
+// link links in one record.
+func (l *loader) link(r NodeRecord) error {
+	t := l.t
 	n := &node{
-		data: r.Data, acl: t.internACL(r.ACL),
+		data: r.Data, acl: l.internACL(r.ACL),
 		czxid: r.Czxid, mzxid: r.Mzxid, pzxid: r.Pzxid,
 		ctime: r.Ctime, mtime: r.Mtime,
 		version: r.Version, cversion: r.StoredCversion, aversion: r.Aversion,
@@ -137,25 +179,39 @@ func (t *Tree) load(r NodeRecord) error {
 			return fmt.Errorf("%w: root has ephemeralOwner %#x, want 0", ErrBadRecords, r.EphemeralOwner)
 		}
 		t.nodes["/"] = n
-		t.acquire(n.acl)
 		t.dataSize = int64(1 + len(r.Data))
 		return nil
 	}
-	if t.nodes[r.Path] != nil {
+	if r.Path == "/" {
 		return fmt.Errorf("%w: %q appears twice", ErrBadRecords, r.Path)
 	}
 	if err := ValidatePath(r.Path); err != nil {
 		return fmt.Errorf("%w: %q is not a valid path", ErrBadRecords, r.Path)
 	}
 	parentPath, _ := splitParent(r.Path)
-	parent := t.get(parentPath)
-	if parent == nil {
-		return fmt.Errorf("%w: %q comes before its parent %q", ErrBadRecords, r.Path, eventPath(parentPath))
+	if l.parent == nil || parentPath != l.parentPath {
+		parent := t.get(parentPath)
+		if parent == nil {
+			return fmt.Errorf("%w: %q comes before its parent %q", ErrBadRecords, r.Path, eventPath(parentPath))
+		}
+		if kindOfOwner(parent.owner) == ownerNormal {
+			return fmt.Errorf("%w: %q is a child of the ephemeral %q", ErrBadRecords, r.Path, eventPath(parentPath))
+		}
+		l.parent, l.parentPath = parent, parentPath
 	}
-	if kindOfOwner(parent.owner) == ownerNormal {
-		return fmt.Errorf("%w: %q is a child of the ephemeral %q", ErrBadRecords, r.Path, eventPath(parentPath))
+	// Every path but the root's is in its parent's children (Tree.nodes'
+	// invariant): a name already there is a repeated path.
+	p := l.parent
+	if p.kids == nil {
+		p.kids = make(map[string]struct{})
 	}
-	t.insert(r.Path, n)
+	had := len(p.kids)
+	p.kids[r.Path[len(parentPath)+1:]] = struct{}{}
+	if len(p.kids) == had {
+		return fmt.Errorf("%w: %q appears twice", ErrBadRecords, r.Path)
+	}
+	t.nodes[r.Path] = n
+	t.index(r.Path, n)
 	if prefix, ok := quotaPrefix(parentPath); ok && r.Path[len(parentPath)+1:] == quota.LimitsNode {
 		if root := normalizeRoot(prefix); root != "" {
 			t.quotaRoots[root] = struct{}{}

@@ -121,6 +121,13 @@ func (t *Tree) insert(path string, n *node) {
 	p.kids[path[len(parent)+1:]] = struct{}{}
 	t.nodes[path] = n
 	t.acquire(n.acl)
+	t.index(path, n)
+	t.record(func() { t.remove(path) })
+}
+
+// index adds the node n, just linked in at path, to the data size and to
+// the ephemeral, container and TTL indexes.
+func (t *Tree) index(path string, n *node) {
 	t.dataSize += int64(len(path) + len(n.data))
 	switch kindOfOwner(n.owner) {
 	case ownerNormal:
@@ -136,7 +143,6 @@ func (t *Tree) insert(path string, n *node) {
 	case ownerTTL:
 		t.ttls[path] = struct{}{}
 	}
-	t.record(func() { t.remove(path) })
 }
 
 // remove unlinks the childless node at path and updates the indexes. It
