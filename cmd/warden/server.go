@@ -13,6 +13,7 @@ import (
 
 	"github.com/wardenzk/warden/internal/admin"
 	"github.com/wardenzk/warden/internal/console"
+	"github.com/wardenzk/warden/internal/gcpace"
 	"github.com/wardenzk/warden/internal/metrics"
 	"github.com/wardenzk/warden/server"
 )
@@ -85,6 +86,9 @@ func runServer(args []string, o serverOptions) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// The collector's headroom follows the live heap (GOGC in the
+	// environment overrides it; docs/operations.md).
+	defer gcpace.Tune()()
 	opts := server.Options{Logger: log}
 	if auditLog != "" {
 		if !cfg.AuditEnable {

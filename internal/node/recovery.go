@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"slices"
-	"sync"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -15,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/gcpace"
 	"github.com/wardenzk/warden/internal/replica"
 	"github.com/wardenzk/warden/internal/storage"
 )
@@ -99,7 +98,7 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 	// The snapshot and the WAL are read with the collector relaxed: the
 	// WAL's segments are read whole, and at the default GOGC their
 	// allocation would make the reader mark the tree just loaded.
-	defer relaxGC()()
+	defer gcpace.Relax()()
 	meta, err := d.snaps.LoadNewest(func(m *raftpb.SnapshotMetadata, r io.Reader) error {
 		f, err := fsm.Restore(cfg.FSM, r)
 		if err != nil {
@@ -316,39 +315,3 @@ func raftStorage(rec *recovered) (*raft.MemoryStorage, uint64, error) {
 	return ms, commit, nil
 }
 
-// bulkGC counts the snapshot loads under way in the process (relaxGC).
-var bulkGC struct {
-	sync.Mutex
-	loads int
-	prev  int
-}
-
-// relaxGC makes the garbage collector run less often while a snapshot is
-// loaded, until the returned function is called: a load allocates what it
-// keeps (the tree), so collections during it find little garbage, and at
-// the default GOGC they cost a third of the start-up time (and GC assists
-// most of the WAL's reading after it). The setting is
-// process-wide; concurrent loads share it, and the last to finish restores
-// the previous one.
-func relaxGC() (restore func()) {
-	bulkGC.Lock()
-	if bulkGC.loads == 0 {
-		bulkGC.prev = debug.SetGCPercent(bulkGCPercent)
-	}
-	bulkGC.loads++
-	bulkGC.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			bulkGC.Lock()
-			bulkGC.loads--
-			if bulkGC.loads == 0 {
-				debug.SetGCPercent(bulkGC.prev)
-			}
-			bulkGC.Unlock()
-		})
-	}
-}
-
-// bulkGCPercent is GOGC while a snapshot loads.
-const bulkGCPercent = 400

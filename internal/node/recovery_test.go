@@ -1,7 +1,6 @@
 package node
 
 import (
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -81,26 +80,5 @@ func TestCheckMembershipFollowsTheLogsConfChanges(t *testing.T) {
 				t.Fatalf("error %q does not say what zoo.cfg gives", err)
 			}
 		})
-	}
-}
-
-// Overlapping snapshot loads relax the collector once, and the setting
-// comes back when the last of them ends, whatever the order.
-func TestRelaxGCRestoresTheSettingAfterTheLastLoad(t *testing.T) {
-	old := debug.SetGCPercent(77)
-	defer debug.SetGCPercent(old)
-	a := relaxGC()
-	b := relaxGC()
-	if got := debug.SetGCPercent(bulkGCPercent); got != bulkGCPercent {
-		t.Fatalf("GOGC during loads %d, want %d", got, bulkGCPercent)
-	}
-	a()
-	a() // twice: counted once
-	if got := debug.SetGCPercent(bulkGCPercent); got != bulkGCPercent {
-		t.Fatalf("GOGC while a load runs %d, want %d", got, bulkGCPercent)
-	}
-	b()
-	if got := debug.SetGCPercent(77); got != 77 {
-		t.Fatalf("GOGC after the loads %d, want 77", got)
 	}
 }

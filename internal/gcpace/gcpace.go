@@ -1,0 +1,149 @@
+// Package gcpace sets how much the garbage collector lets the heap grow
+// past its live data (GOGC), process-wide.
+//
+// Go's default (GOGC=100) lets a heap of live data L grow to 2L before it
+// collects. For a small heap that is cheap; for a large tree it doubles
+// the resident memory (a million znodes: some 400 MB live, 800 MB
+// resident). Tune keeps the headroom at max(MinHeadroom, L/4) instead:
+// GOGC=100 while the live heap is under 4 × MinHeadroom, falling to 25 as
+// it grows, which costs more frequent collections of a heap that is
+// mostly the tree. Relax lifts the collector out of the way while a
+// snapshot is loaded, when almost everything allocated is kept.
+//
+// A GOGC environment variable is the operator's choice: Tune then leaves
+// the setting alone (Relax still applies during loads).
+package gcpace
+
+import (
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// MinHeadroom is the least headroom Tune leaves over the live heap.
+const MinHeadroom = 64 << 20
+
+// Bounds of the GOGC Tune sets.
+const (
+	maxPercent = 100 // Go's default: never more headroom than 2 × live
+	minPercent = 25  // never less than a quarter of live
+)
+
+// relaxedPercent is GOGC while a snapshot loads.
+const relaxedPercent = 400
+
+// interval is how often Tune reads the live heap.
+const interval = 250 * time.Millisecond
+
+// state guards the process's GOGC between Relax and Tune.
+var state struct {
+	sync.Mutex
+	loads int // Relax calls not yet restored
+	prev  int // GOGC before the first of them
+}
+
+// Relax makes the garbage collector run less often until the returned
+// function is called: a load allocates what it keeps (the tree), so
+// collections during it find little garbage, and at GOGC=100 they cost a
+// third of a start-up. Concurrent loads share the setting; the last to
+// finish restores the previous one. Tune does not change it meanwhile.
+func Relax() (restore func()) {
+	state.Lock()
+	if state.loads == 0 {
+		state.prev = debug.SetGCPercent(relaxedPercent)
+	}
+	state.loads++
+	state.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			state.Lock()
+			state.loads--
+			if state.loads == 0 {
+				debug.SetGCPercent(state.prev)
+			}
+			state.Unlock()
+		})
+	}
+}
+
+// Percent is the GOGC that leaves max(MinHeadroom, live/4) of headroom
+// over a live heap of live bytes, between 25 and 100.
+func Percent(live uint64) int {
+	if live == 0 {
+		return maxPercent
+	}
+	headroom := max(uint64(MinHeadroom), live/4)
+	p := headroom * 100 / live
+	return int(min(max(p, minPercent), maxPercent))
+}
+
+// Tune sets GOGC from the live heap now and every quarter second until
+// the returned function is called, which puts back the setting Tune
+// found; see the package comment. With GOGC set in the environment it
+// does nothing.
+func Tune() (stop func()) {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		return func() {}
+	}
+	return tune(readLive, interval)
+}
+
+// tune is Tune with the live-heap reading and the interval given.
+func tune(live func() uint64, every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	state.Lock()
+	orig := debug.SetGCPercent(-1)
+	debug.SetGCPercent(orig)
+	state.Unlock()
+	set := func() {
+		state.Lock()
+		if state.loads == 0 {
+			debug.SetGCPercent(Percent(live()))
+		}
+		state.Unlock()
+	}
+	set()
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				set()
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			<-finished
+			state.Lock()
+			if state.loads == 0 {
+				debug.SetGCPercent(orig)
+			} else {
+				state.prev = orig
+			}
+			state.Unlock()
+		})
+	}
+}
+
+// liveMetric is the heap the last collection found live.
+const liveMetric = "/gc/heap/live:bytes"
+
+func readLive() uint64 {
+	s := []metrics.Sample{{Name: liveMetric}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}

@@ -1,0 +1,102 @@
+package gcpace
+
+import (
+	"runtime/debug"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// gogc reads the process's GOGC without changing it.
+func gogc() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+func TestPercentLeavesAQuarterOfLiveOrMinHeadroom(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		live uint64
+		want int
+	}{
+		{0, 100},
+		{16 * mib, 100},  // headroom 64 MiB > live: Go's default at most
+		{64 * mib, 100},  // 64 MiB over 64 MiB
+		{128 * mib, 50},  // 64 MiB over 128 MiB
+		{256 * mib, 25},  // 64 MiB = a quarter of 256 MiB
+		{1024 * mib, 25}, // a quarter
+	}
+	for _, tt := range tests {
+		if got := Percent(tt.live); got != tt.want {
+			t.Errorf("Percent(%d MiB) = %d, want %d", tt.live/mib, got, tt.want)
+		}
+	}
+}
+
+// Overlapping snapshot loads relax the collector once, and the setting
+// comes back when the last of them ends, whatever the order.
+func TestRelaxRestoresTheSettingAfterTheLastLoad(t *testing.T) {
+	old := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(old)
+	a := Relax()
+	b := Relax()
+	if got := gogc(); got != relaxedPercent {
+		t.Fatalf("GOGC during loads %d, want %d", got, relaxedPercent)
+	}
+	a()
+	a() // twice: counted once
+	if got := gogc(); got != relaxedPercent {
+		t.Fatalf("GOGC while a load runs %d, want %d", got, relaxedPercent)
+	}
+	b()
+	if got := gogc(); got != 77 {
+		t.Fatalf("GOGC after the loads %d, want 77", got)
+	}
+}
+
+// awaitGOGC waits (bounded) for the tuner to set want.
+func awaitGOGC(t *testing.T, want int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for gogc() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: GOGC %d, want %d", what, gogc(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// The tuner follows the live heap, leaves a load's relaxed setting alone,
+// and puts back what it found when stopped.
+func TestTuneFollowsTheLiveHeapAndYieldsToLoads(t *testing.T) {
+	old := debug.SetGCPercent(90)
+	defer debug.SetGCPercent(old)
+	var live atomic.Uint64
+	live.Store(1 << 30)
+	stop := tune(live.Load, time.Millisecond)
+	defer stop()
+	if got := gogc(); got != 25 {
+		t.Fatalf("GOGC with 1 GiB live right after tune: %d, want 25", got)
+	}
+	live.Store(128 << 20)
+	awaitGOGC(t, 50, "128 MiB live")
+
+	restore := Relax()
+	live.Store(1 << 30)
+	// Several ticks pass with the load under way: the relaxed setting holds.
+	for range 20 {
+		time.Sleep(time.Millisecond)
+		if got := gogc(); got != relaxedPercent {
+			restore()
+			t.Fatalf("GOGC during a load %d, want %d", got, relaxedPercent)
+		}
+	}
+	restore()
+	awaitGOGC(t, 25, "1 GiB live after the load")
+
+	stop()
+	if got := gogc(); got != 90 {
+		t.Fatalf("GOGC after stop %d, want the 90 found at the start", got)
+	}
+}
