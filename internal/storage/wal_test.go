@@ -1,8 +1,11 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
+	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -500,5 +503,130 @@ func TestWALSavesWhileReleaseToDeletes(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// releaseRecorder is an FS that records the sizes released segments are
+// truncated to and, with keep, fails their removal (as a crash right
+// before it would leave them).
+type releaseRecorder struct {
+	FS
+	keep   bool
+	mu     sync.Mutex
+	truncs []int64
+}
+
+func (r *releaseRecorder) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := r.FS.OpenFile(name, flag, perm)
+	if err != nil || !strings.HasSuffix(name, releasedSuffix) {
+		return f, err
+	}
+	return truncRecorder{File: f, r: r}, nil
+}
+
+func (r *releaseRecorder) Remove(name string) error {
+	if r.keep && strings.HasSuffix(name, releasedSuffix) {
+		return errors.New("injected: the process died before the removal")
+	}
+	return r.FS.Remove(name)
+}
+
+type truncRecorder struct {
+	File
+	r *releaseRecorder
+}
+
+func (t truncRecorder) Truncate(size int64) error {
+	t.r.mu.Lock()
+	t.r.truncs = append(t.r.truncs, size)
+	t.r.mu.Unlock()
+	return t.File.Truncate(size)
+}
+
+// saveBigSegments writes entries 1..4 of 3 MiB each into 5 MiB segments
+// (one entry per segment) and a snapshot marker at 3.
+func saveBigSegments(t *testing.T, w *WAL) {
+	t.Helper()
+	for i := uint64(1); i <= 4; i++ {
+		batch := ents(i, i, 1)
+		batch[0].Data = append(batch[0].Data, bytes.Repeat([]byte{'x'}, 3<<20)...)
+		mustSave(t, w, hardState(1, 1, i), batch)
+	}
+	if err := w.SaveSnapshot(snapMeta(3, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ReleaseTo frees a segment's space a step at a time before it removes
+// the file, and leaves nothing behind.
+func TestWALReleaseShrinksSegmentsGradually(t *testing.T) {
+	r := &releaseRecorder{FS: NewMemFS()}
+	const segSize = 5 << 20
+	w := mustOpenWAL(t, r, WALOptions{SegmentSize: segSize})
+	saveBigSegments(t, w)
+	before := len(segmentPaths(t, r))
+	if err := w.ReleaseTo(3); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(segmentPaths(t, r)); got >= before {
+		t.Fatalf("ReleaseTo removed no segment: %d -> %d", before, got)
+	}
+	// Each released segment, in turn, from segSize down to 0 in steps.
+	prev := int64(0)
+	for _, size := range r.truncs {
+		if prev == 0 {
+			prev = segSize
+		}
+		if size != max(0, prev-releaseStep) {
+			t.Fatalf("truncations %v: want steps of %d from %d down to 0 for each segment", r.truncs, releaseStep, segSize)
+		}
+		prev = size
+	}
+	if len(r.truncs) < 3 || prev != 0 {
+		t.Fatalf("truncations %v: want steps of %d from %d down to 0 for each segment", r.truncs, releaseStep, segSize)
+	}
+	names, err := r.ReadDir(testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if strings.HasSuffix(n, releasedSuffix) {
+			t.Fatalf("%s left behind after ReleaseTo", n)
+		}
+	}
+}
+
+// A crash after the release's renames and before the removals leaves
+// released files, which the next OpenWAL deletes; the log is intact.
+func TestWALCrashMidReleaseRecovers(t *testing.T) {
+	mem := NewMemFS()
+	r := &releaseRecorder{FS: mem, keep: true}
+	opts := WALOptions{SegmentSize: 5 << 20}
+	w := mustOpenWAL(t, r, opts)
+	saveBigSegments(t, w)
+	if err := w.ReleaseTo(3); err == nil {
+		t.Fatal("ReleaseTo succeeded although the removal failed")
+	}
+	mem.Crash()
+	left := 0
+	names, _ := mem.ReadDir(testDir)
+	for _, n := range names {
+		if strings.HasSuffix(n, releasedSuffix) {
+			left++
+		}
+	}
+	if left == 0 {
+		t.Fatalf("no released file survived the crash: %v (the test needs one)", names)
+	}
+	w = mustOpenWAL(t, mem, opts)
+	snap, _, es := mustReadAll(t, w)
+	if snap.GetIndex() != 3 || len(es) != 1 || es[0].GetIndex() != 4 {
+		t.Fatalf("after the crash: snapshot %d, entries %s; want snapshot 3 and entry 4", snap.GetIndex(), describe(es))
+	}
+	names, _ = mem.ReadDir(testDir)
+	for _, n := range names {
+		if strings.HasSuffix(n, releasedSuffix) {
+			t.Fatalf("OpenWAL left %s", n)
+		}
 	}
 }
