@@ -314,4 +314,3 @@ func raftStorage(rec *recovered) (*raft.MemoryStorage, uint64, error) {
 	}
 	return ms, commit, nil
 }
-
