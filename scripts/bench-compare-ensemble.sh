@@ -315,17 +315,8 @@ FAILOVER="failover --clients 6 --inflight 1 --payload 100 --duration $STEADY --f
 
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date +%s)
-JAVALOAD=$WORK/javaload
-mkdir -p "$JAVALOAD"
-javac -d "$JAVALOAD" -cp "$CP" "$ROOT/scripts/javaload/Load.java"
-# javaload KIND REP: write then read throughput by ZooKeeper's Java client.
-javaload() {
-	local kind=$1 rep=$2 mode
-	for mode in write read; do
-		java -cp "$CP:$JAVALOAD" Load "$SERVERS" "${DURATION%s}" 8 32 1024 "$mode" |
-			sed -n 's/^ops_per_sec=\([0-9]*\).*/\1/p' >"$RESULTS/javaload-$kind-$mode-$rep.txt"
-	done
-}
+# shellcheck source=scripts/bench-javaload.sh
+. "$ROOT/scripts/bench-javaload.sh"
 
 for rep in $(seq 1 "$REPS"); do
 	# Alternate which implementation goes first.
@@ -345,7 +336,7 @@ for rep in $(seq 1 "$REPS"); do
 				bench "$kind" "$kind-failover-$rep" --workload $FAILOVER \
 					--kill-leader-pidfile "$WORK/pid.{host}" --restart-cmd "$SELF start-member $kind {host}"
 				;;
-			javaload) javaload "$kind" "$rep" ;;
+			javaload) javaload "$kind" "$rep" "$SERVERS" ;;
 			esac
 			stop_ensemble
 		done
@@ -360,32 +351,6 @@ rm -f "$PLOTS"/*.svg
 
 zk_version=$(dpkg-query -W -f='${Version}' zookeeper)
 
-# median FILES...: the median of the numbers in the files (one each).
-median() { cat "$@" | sort -n | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1) / 2)] : "n/a")}'; }
-
-# javaload_table prints the cross-check with ZooKeeper's Java client.
-javaload_table() {
-	local mode w z
-	cat <<TABLE
-
-### Cross-check with ZooKeeper's Java client
-
-The same throughputs measured by a second load generator that we did not write against either
-server: \`scripts/javaload/Load.java\`, on ZooKeeper's own Java client (8 sessions, each keeping
-32 asynchronous calls in flight on 100 keys of 1 KiB; the client shuffles the connect string,
-so sessions spread over the members at random; ${DURATION} after 1 s of warm-up). Medians of
-$REPS runs, ops/s.
-
-| measure | warden | zookeeper | ratio warden / zookeeper |
-|---|---|---|---|
-TABLE
-	for mode in write read; do
-		w=$(median "$RESULTS"/javaload-warden-$mode-*.txt)
-		z=$(median "$RESULTS"/javaload-zookeeper-$mode-*.txt)
-		printf '| %s throughput (Java client) | %s | %s | %s× |\n' "$mode" "$w" "$z" \
-			"$(awk -v w="$w" -v z="$z" 'BEGIN { if (z > 0) printf "%.2f", w / z; else print "n/a" }')"
-	done
-}
 {
 	cat <<EOF
 <!-- ensemble:begin (written by scripts/bench-compare-ensemble.sh from docs/perf/ensemble.md; it replaces this block) -->
@@ -448,7 +413,8 @@ EOF
 		printf '\nRuns that failed (left out of the medians):\n\n'
 		cat "$WORK/failures.md"
 	fi
-	javaload_table
+	javaload_table "### Cross-check with ZooKeeper's Java client" \
+		"the client shuffles the connect string, so sessions spread over the members at random"
 	echo "<!-- ensemble:end -->"
 } >"$SECTION"
 

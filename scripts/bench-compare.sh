@@ -13,7 +13,9 @@
 # measures, with no server running, the disk's floor for a durable write (the
 # fsync workload: 100-byte writes, each followed by fdatasync, in a
 # directory next to the data directories) and, for each of SCALE_SIZES, the
-# memory per znode (scale) and the restart time with that many znodes.
+# memory per znode (scale) and the restart time with that many znodes, and
+# the write and read throughput measured by a second load generator, on
+# ZooKeeper's own Java client (scripts/javaload/Load.java).
 #
 # Environment:
 #   REPS=3        repetitions (medians are quoted)
@@ -80,6 +82,8 @@ CP=$CP:$J/netty-transport-native-unix-common.jar:$J/netty-transport-native-epoll
 CP=$CP:$J/slf4j-api.jar:$J/slf4j-nop.jar
 # zkServer.sh's default heap (zkEnv.sh: ZK_SERVER_HEAP=1000).
 ZK_HEAP=-Xmx1000m
+# shellcheck source=scripts/bench-javaload.sh
+. "$ROOT/scripts/bench-javaload.sh"
 
 CFG=$WORK/zoo.cfg
 cat >"$CFG" <<EOF
@@ -200,6 +204,13 @@ for rep in $(seq 1 "$REPS"); do
 			stop_server
 		done
 	done
+	# The cross-check: ZooKeeper's Java client as the load generator.
+	for kind in $order; do
+		log "rep $rep/$REPS: javaload on $kind"
+		start_server "$kind"
+		javaload "$kind" "$rep" "127.0.0.1:$PORT"
+		stop_server
+	done
 	# Scale: memory at each size (a fresh server each), then the restart
 	# time with the data in place.
 	for size in $SCALE_SIZES; do
@@ -274,6 +285,7 @@ EOF
 		printf '\nRuns that failed (left out of the medians):\n\n'
 		cat "$WORK/failures.md"
 	fi
+	javaload_table "## Cross-check with ZooKeeper's Java client" "all sessions on the one server"
 	# Hand-written findings (profiles, what was tried) live next to the plots.
 	if [ -f "$PLOTS/analysis.md" ]; then
 		cat "$PLOTS/analysis.md"
