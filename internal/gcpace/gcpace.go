@@ -7,7 +7,7 @@
 // resident). Tune keeps the headroom at max(MinHeadroom, L/4) instead:
 // GOGC=100 while the live heap is under 4 × MinHeadroom, falling to 25 as
 // it grows, which costs more frequent collections of a heap that is
-// mostly the tree. Relax lifts the collector out of the way while a
+// mostly the tree. Relax takes the collector out of the way while a
 // snapshot is loaded, when almost everything allocated is kept.
 //
 // A GOGC environment variable is the operator's choice: Tune then leaves
@@ -15,6 +15,7 @@
 package gcpace
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -31,28 +32,43 @@ const (
 	minPercent = 25  // never less than a quarter of live
 )
 
-// relaxedPercent is GOGC while a snapshot loads.
+// relaxedPercent is GOGC while a snapshot loads when the process's
+// memory bound is unknown.
 const relaxedPercent = 400
 
 // interval is how often Tune reads the live heap.
 const interval = 250 * time.Millisecond
 
-// state guards the process's GOGC between Relax and Tune.
+// readFile reads the /proc and cgroup files MemoryMax needs (tests swap it).
+var readFile = os.ReadFile
+
+// state guards the process's GOGC and memory limit between Relax and Tune.
 var state struct {
 	sync.Mutex
-	loads int // Relax calls not yet restored
-	prev  int // GOGC before the first of them
+	loads     int   // Relax calls not yet restored
+	prev      int   // GOGC before the first of them
+	prevLimit int64 // the memory limit before the first of them
 }
 
-// Relax makes the garbage collector run less often until the returned
+// Relax takes the garbage collector out of the way until the returned
 // function is called: a load allocates what it keeps (the tree), so
-// collections during it find little garbage, and at GOGC=100 they cost a
-// third of a start-up. Concurrent loads share the setting; the last to
-// finish restores the previous one. Tune does not change it meanwhile.
+// collections during it find little garbage, and even at GOGC=400 they
+// took a quarter of a start-up's CPU. When the process's memory bound is
+// known (MemoryMax) the collector is off (GOGC=off) with a soft memory
+// limit of half that bound, unless a lower limit is set (GOMEMLIMIT), so
+// that it still collects before the machine runs short; otherwise it runs
+// at GOGC=400. Concurrent loads share the setting; the last to finish
+// restores the previous one. Tune does not change it meanwhile.
 func Relax() (restore func()) {
 	state.Lock()
 	if state.loads == 0 {
-		state.prev = debug.SetGCPercent(relaxedPercent)
+		state.prevLimit = debug.SetMemoryLimit(-1)
+		if bound, ok := MemoryMax(math.MaxInt64, readFile); ok {
+			debug.SetMemoryLimit(min(state.prevLimit, int64(bound/2)))
+			state.prev = debug.SetGCPercent(-1)
+		} else {
+			state.prev = debug.SetGCPercent(relaxedPercent)
+		}
 	}
 	state.loads++
 	state.Unlock()
@@ -63,6 +79,7 @@ func Relax() (restore func()) {
 			state.loads--
 			if state.loads == 0 {
 				debug.SetGCPercent(state.prev)
+				debug.SetMemoryLimit(state.prevLimit)
 			}
 			state.Unlock()
 		})

@@ -1,6 +1,8 @@
 package gcpace
 
 import (
+	"io/fs"
+	"math"
 	"runtime/debug"
 	"sync/atomic"
 	"testing"
@@ -34,24 +36,69 @@ func TestPercentLeavesAQuarterOfLiveOrMinHeadroom(t *testing.T) {
 	}
 }
 
-// Overlapping snapshot loads relax the collector once, and the setting
-// comes back when the last of them ends, whatever the order.
-func TestRelaxRestoresTheSettingAfterTheLastLoad(t *testing.T) {
+// withFiles makes MemoryMax read files (nil: none exists) during the test.
+func withFiles(t *testing.T, files map[string]string) {
+	old := readFile
+	readFile = func(p string) ([]byte, error) {
+		if s, ok := files[p]; ok {
+			return []byte(s), nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	t.Cleanup(func() { readFile = old })
+}
+
+// Overlapping snapshot loads turn the collector off once, under a soft
+// memory limit of half the machine, and the settings come back when the
+// last of them ends, whatever the order.
+func TestRelaxTurnsTheCollectorOffUnderALimit(t *testing.T) {
+	withFiles(t, map[string]string{"/proc/meminfo": "MemTotal:       8388608 kB\n"}) // 8 GiB
 	old := debug.SetGCPercent(77)
 	defer debug.SetGCPercent(old)
+	oldLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetMemoryLimit(oldLimit)
 	a := Relax()
 	b := Relax()
-	if got := gogc(); got != relaxedPercent {
-		t.Fatalf("GOGC during loads %d, want %d", got, relaxedPercent)
+	if got, limit := gogc(), debug.SetMemoryLimit(-1); got != -1 || limit != 4<<30 {
+		t.Fatalf("during loads: GOGC %d, memory limit %d; want off (-1) under 4 GiB", got, limit)
 	}
 	a()
 	a() // twice: counted once
-	if got := gogc(); got != relaxedPercent {
-		t.Fatalf("GOGC while a load runs %d, want %d", got, relaxedPercent)
+	if got := gogc(); got != -1 {
+		t.Fatalf("GOGC while a load runs %d, want off", got)
 	}
 	b()
+	if got, limit := gogc(), debug.SetMemoryLimit(-1); got != 77 || limit != math.MaxInt64 {
+		t.Fatalf("after the loads: GOGC %d, memory limit %d; want 77 and none", got, limit)
+	}
+}
+
+// A memory limit set lower than half the machine (GOMEMLIMIT) stays.
+func TestRelaxKeepsALowerMemoryLimit(t *testing.T) {
+	withFiles(t, map[string]string{"/proc/meminfo": "MemTotal:       8388608 kB\n"})
+	oldLimit := debug.SetMemoryLimit(1 << 30)
+	defer debug.SetMemoryLimit(oldLimit)
+	restore := Relax()
+	limit := debug.SetMemoryLimit(-1)
+	restore()
+	if limit != 1<<30 {
+		t.Fatalf("memory limit during a load %d, want the 1 GiB set before", limit)
+	}
+}
+
+// Without a known memory bound the collector only slows down.
+func TestRelaxWithoutAMemoryBound(t *testing.T) {
+	withFiles(t, nil)
+	old := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(old)
+	restore := Relax()
+	got := gogc()
+	restore()
+	if got != relaxedPercent {
+		t.Fatalf("GOGC during a load %d, want %d", got, relaxedPercent)
+	}
 	if got := gogc(); got != 77 {
-		t.Fatalf("GOGC after the loads %d, want 77", got)
+		t.Fatalf("GOGC after the load %d, want 77", got)
 	}
 }
 
@@ -82,6 +129,7 @@ func TestTuneFollowsTheLiveHeapAndYieldsToLoads(t *testing.T) {
 	live.Store(128 << 20)
 	awaitGOGC(t, 50, "128 MiB live")
 
+	withFiles(t, nil)
 	restore := Relax()
 	live.Store(1 << 30)
 	// Several ticks pass with the load under way: the relaxed setting holds.
