@@ -96,4 +96,3 @@ func TestNoJVMSeriesWithoutRuntime(t *testing.T) {
 		}
 	}
 }
-
