@@ -576,7 +576,7 @@ func Restore(opts Options, r io.Reader) (*FSM, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := tree.FromRecords(treeOptions(opts), sr.hdr.nodes, sr.nodes)
+	t, err := tree.FromRecords(treeOptions(opts), sr.nodes)
 	if err != nil {
 		if errors.Is(err, tree.ErrBadRecords) && !errors.Is(err, ErrBadSnapshot) {
 			err = fmt.Errorf("%w: %w", ErrBadSnapshot, err)

@@ -262,7 +262,7 @@ func TestCloneWrittenConcurrently(t *testing.T) {
 
 func TestNewFromState(t *testing.T) {
 	f := randomFSM(t, 6, 300)
-	tr, err := tree.FromRecords(treeOptions(snapOpts), 0, f.tree.Records)
+	tr, err := tree.FromRecords(treeOptions(snapOpts), f.tree.Records)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,17 +33,52 @@ func mustCreate(t *testing.T, tr *Tree, path string, zxid int64) string {
 	return p
 }
 
+// reachable returns every node of the tree by path, walking the children
+// from the root, and the number of times a node was reached through a
+// second path (0 in a sound tree).
+func reachable(tr *Tree) (map[string]*node, int) {
+	out := map[string]*node{"/": tr.root}
+	seen := map[*node]bool{tr.root: true}
+	dups := 0
+	var walk func(path string, n *node)
+	walk = func(path string, n *node) {
+		for k, c := range n.kids {
+			if seen[c] {
+				dups++
+			}
+			seen[c] = true
+			out[path+"/"+k] = c
+			walk(path+"/"+k, c)
+		}
+	}
+	walk("", tr.root)
+	return out, dups
+}
+
+// allNodes is reachable for a test, which fails if a node is reached
+// twice or the tree's count is off.
+func allNodes(t testing.TB, tr *Tree) map[string]*node {
+	t.Helper()
+	out, dups := reachable(tr)
+	if dups > 0 || len(out) != tr.count {
+		t.Fatalf("%d nodes reachable (%d through a second path), count %d", len(out), dups, tr.count)
+	}
+	return out
+}
+
 // dump renders the whole state of the tree, indexes included, for exact
 // before/after comparisons.
 func dump(tr *Tree) string {
 	var b strings.Builder
-	paths := make([]string, 0, len(tr.nodes))
-	for p := range tr.nodes {
+	nodes, dups := reachable(tr)
+	fmt.Fprintf(&b, "count=%d reachable=%d shared=%d\n", tr.count, len(nodes), dups)
+	paths := make([]string, 0, len(nodes))
+	for p := range nodes {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
 	for _, p := range paths {
-		n := tr.nodes[p]
+		n := nodes[p]
 		kids := make([]string, 0, len(n.kids))
 		for k := range n.kids {
 			kids = append(kids, k)
@@ -83,7 +118,8 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	size := int64(0)
 	refs := map[string]int{}
 	eph := 0
-	for p, n := range tr.nodes {
+	nodes := allNodes(t, tr)
+	for p, n := range nodes {
 		size += int64(len(p) + len(n.data))
 		refs[n.acl.key]++
 		if p != "/" {
@@ -92,13 +128,12 @@ func checkInvariants(t *testing.T, tr *Tree) {
 			if pn == nil {
 				t.Fatalf("%s: parent missing", p)
 			}
-			if _, ok := pn.kids[p[len(parent)+1:]]; !ok {
+			if pn.kids[p[len(parent)+1:]] != n {
 				t.Fatalf("%s: not in parent's kids", p)
 			}
 		}
-		for k := range n.kids {
-			child := strings.TrimSuffix(p, "/") + "/" + k
-			if tr.nodes[child] == nil {
+		for k, c := range n.kids {
+			if c == nil || tr.lookup(strings.TrimSuffix(p, "/")+"/"+k) != c {
 				t.Fatalf("%s: kid %s has no node", p, k)
 			}
 		}

@@ -263,7 +263,7 @@ func (m model) render(quotas quotaSet) string {
 
 func renderTree(t *testing.T, tr *Tree) string {
 	var b strings.Builder
-	for _, p := range slices.Sorted(maps.Keys(tr.nodes)) {
+	for _, p := range slices.Sorted(maps.Keys(allNodes(t, tr))) {
 		d, st, err := tr.GetData(p, super)
 		if err != nil {
 			t.Fatal(err)
@@ -294,9 +294,9 @@ func TestAgainstModel(t *testing.T) {
 }
 
 // modelFrom copies a tree into a model.
-func modelFrom(tr *Tree) model {
+func modelFrom(t *testing.T, tr *Tree) model {
 	m := model{}
-	for p, n := range tr.nodes {
+	for p, n := range allNodes(t, tr) {
 		m[p] = mnode{data: n.data, acl: n.acl.acl, czxid: n.czxid, mzxid: n.mzxid, pzxid: n.pzxid,
 			ctime: n.ctime, mtime: n.mtime, version: n.version, cversion: n.cversion, aversion: n.aversion, owner: n.owner}
 	}
@@ -318,7 +318,7 @@ func TestAgainstModelWithQuotas(t *testing.T) {
 			for _, q := range quotas {
 				p := ""
 				for _, c := range strings.Split(quotaPath+q.root, "/")[1:] {
-					if p += "/" + c; tr.nodes[p] == nil {
+					if p += "/" + c; tr.lookup(p) == nil {
 						mustCreate(t, tr, p, 1)
 					}
 				}
@@ -327,7 +327,7 @@ func TestAgainstModelWithQuotas(t *testing.T) {
 				}
 				mustCreate(t, tr, p+"/"+quota.StatsNode, 1)
 			}
-			runModelOn(t, seed, 1500, tr, modelFrom(tr), quotas)
+			runModelOn(t, seed, 1500, tr, modelFrom(t, tr), quotas)
 		})
 	}
 }

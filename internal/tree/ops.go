@@ -64,7 +64,7 @@ func (t *Tree) Create(op CreateOp, c Caller, m Meta) (string, wire.Stat, []Chang
 	if err := ValidatePath(path); err != nil {
 		return "", wire.Stat{}, nil, err
 	}
-	if t.nodes[path] != nil {
+	if t.lookup(path) != nil {
 		return "", wire.Stat{}, nil, wire.ErrNodeExists
 	}
 	if kindOfOwner(parent.owner) == ownerNormal {
@@ -127,7 +127,7 @@ func (t *Tree) Delete(path string, version int32, c Caller, m Meta) ([]Change, e
 	if !t.allowed(parent, wire.PermDelete, c) {
 		return nil, wire.ErrNoAuth
 	}
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return nil, wire.ErrNoNode
 	}
@@ -150,7 +150,7 @@ func (t *Tree) DeleteContainer(path string, m Meta) ([]Change, error) {
 	if !ok || isSpecialPath(path) {
 		return nil, wire.ErrBadArguments
 	}
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return nil, wire.ErrNoNode
 	}
@@ -201,7 +201,7 @@ func (t *Tree) SetData(path string, data []byte, version int32, c Caller, m Meta
 	if err := ValidatePath(path); err != nil {
 		return wire.Stat{}, nil, err
 	}
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return wire.Stat{}, nil, wire.ErrNoNode
 	}
@@ -240,7 +240,7 @@ func (t *Tree) SetACL(path string, acl []wire.ACL, version int32, c Caller, _ Me
 	if err != nil {
 		return wire.Stat{}, err
 	}
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return wire.Stat{}, wire.ErrNoNode
 	}
@@ -264,7 +264,7 @@ func (t *Tree) Check(path string, version int32, c Caller) error {
 	if err := ValidatePath(path); err != nil {
 		return err
 	}
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return wire.ErrNoNode
 	}
@@ -282,7 +282,7 @@ func (t *Tree) CloseSession(session int64, m Meta) []Change {
 	var ch []Change
 	for _, path := range t.Ephemerals(session, "") {
 		parentPath, _ := splitParent(path)
-		ch = append(ch, t.deleteNode(path, parentPath, t.nodes[path], m)...)
+		ch = append(ch, t.deleteNode(path, parentPath, t.lookup(path), m)...)
 	}
 	return ch
 }
@@ -295,7 +295,7 @@ func (t *Tree) CloseSession(session int64, m Meta) []Change {
 func (t *Tree) ExpiryCandidates(now int64, maxNeverUsed int64) []string {
 	var out []string
 	for p := range t.containers {
-		n := t.nodes[p]
+		n := t.lookup(p)
 		if len(n.kids) > 0 {
 			continue
 		}
@@ -304,7 +304,7 @@ func (t *Tree) ExpiryCandidates(now int64, maxNeverUsed int64) []string {
 		}
 	}
 	for p := range t.ttls {
-		n := t.nodes[p]
+		n := t.lookup(p)
 		if ttl := ttlOf(n.owner); len(n.kids) == 0 && ttl != 0 && now-n.mtime > ttl {
 			out = append(out, p)
 		}

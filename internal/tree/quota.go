@@ -135,7 +135,7 @@ func (t *Tree) noteQuotaNode(path string) {
 		t.quotaDataBase = make(map[string]baseData)
 	}
 	var b baseData
-	if n := t.nodes[path]; n != nil {
+	if n := t.lookup(path); n != nil {
 		b = baseData{data: n.data, exists: true}
 	}
 	t.quotaDataBase[path] = b
@@ -147,7 +147,7 @@ func (t *Tree) committedData(path string) ([]byte, bool) {
 	if b, ok := t.quotaDataBase[path]; ok {
 		return b.data, b.exists
 	}
-	if n := t.nodes[path]; n != nil {
+	if n := t.lookup(path); n != nil {
 		return n.data, true
 	}
 	return nil, false
@@ -347,7 +347,7 @@ func (t *Tree) recountQuota(prefix string) {
 // stats node of root. A missing stats node, or one whose text ZooKeeper
 // could not parse (it would fail the transaction), is left alone.
 func (t *Tree) updateQuotaStats(root string, bytesDiff, countDiff int64) {
-	n := t.nodes[statsPath(root)]
+	n := t.lookup(statsPath(root))
 	if n == nil {
 		return
 	}
@@ -363,7 +363,7 @@ func (t *Tree) updateQuotaStats(root string, bytesDiff, countDiff int64) {
 // writeQuotaStats replaces the data of the stats node at path in place:
 // its version, mzxid and mtime stay as they are.
 func (t *Tree) writeQuotaStats(path string, s quota.Stats) {
-	if t.nodes[path] == nil {
+	if t.lookup(path) == nil {
 		return
 	}
 	t.noteQuotaNode(path)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/wardenzk/warden/internal/quota"
 	"github.com/wardenzk/warden/wire"
@@ -49,13 +50,13 @@ func (n *node) record(path string) NodeRecord {
 func (t *Tree) Records(fn func(NodeRecord) error) error {
 	type frame struct {
 		path  string
+		n     *node
 		names []string // children still to visit, in order
 	}
-	root := t.nodes["/"]
-	if err := fn(root.record("/")); err != nil {
+	if err := fn(t.root.record("/")); err != nil {
 		return err
 	}
-	stack := []frame{{path: "", names: sortedKids(root)}}
+	stack := []frame{{path: "", n: t.root, names: sortedKids(t.root)}}
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if len(top.names) == 0 {
@@ -63,13 +64,13 @@ func (t *Tree) Records(fn func(NodeRecord) error) error {
 			continue
 		}
 		path := top.path + "/" + top.names[0]
+		n := top.n.kids[top.names[0]]
 		top.names = top.names[1:]
-		n := t.nodes[path]
 		if err := fn(n.record(path)); err != nil {
 			return err
 		}
 		if len(n.kids) > 0 {
-			stack = append(stack, frame{path: path, names: sortedKids(n)})
+			stack = append(stack, frame{path: path, n: n, names: sortedKids(n)})
 		}
 	}
 	return nil
@@ -95,36 +96,25 @@ func sortedKids(n *node) []string {
 // missing parent, a child of a session ephemeral, an owned root, or a
 // missing reserved node (/zookeeper, /zookeeper/quota, /zookeeper/config).
 // An error from recs itself is returned as is.
-//
-// count is how many records recs is expected to yield (0 if unknown): the
-// path index is sized for them up front, up to maxCountHint, rather than
-// grown (and rehashed) as they come. It is a hint, not checked.
-func FromRecords(opts Options, count int64, recs func(yield func(NodeRecord) error) error) (*Tree, error) {
+func FromRecords(opts Options, recs func(yield func(NodeRecord) error) error) (*Tree, error) {
 	t := empty(opts)
-	if count > 0 {
-		t.nodes = make(map[string]*node, min(count, maxCountHint))
-	}
 	l := loader{t: t}
 	if err := recs(l.link); err != nil {
 		return nil, err
 	}
 	l.flush()
 	for _, p := range []string{"/", procPath, quotaPath, configPath} {
-		if t.nodes[p] == nil {
+		if t.lookup(p) == nil {
 			return nil, fmt.Errorf("%w: reserved node %s is missing", ErrBadRecords, p)
 		}
 	}
 	return t, nil
 }
 
-// maxCountHint bounds the path index FromRecords reserves from its count
-// (about 24 MiB): a damaged count costs no more than that.
-const maxCountHint = 1 << 20
-
 // loader links records in for FromRecords. Records come parent first
 // and siblings together, and most share one ACL: the loader remembers the
-// last parent and the last ACL, so that a record usually costs two map
-// inserts (its parent's children and the path index) and no lookup.
+// last parent and the last ACL, so that a record usually costs one map
+// insert (its parent's children) and no lookup.
 type loader struct {
 	t *Tree
 
@@ -171,14 +161,14 @@ func (l *loader) link(r NodeRecord) error {
 		owner: r.EphemeralOwner,
 		tok:   t.tok,
 	}
-	if len(t.nodes) == 0 {
+	if t.root == nil {
 		if r.Path != "/" {
 			return fmt.Errorf("%w: first record is %q, want the root \"/\"", ErrBadRecords, r.Path)
 		}
 		if r.EphemeralOwner != 0 {
 			return fmt.Errorf("%w: root has ephemeralOwner %#x, want 0", ErrBadRecords, r.EphemeralOwner)
 		}
-		t.nodes["/"] = n
+		t.root, t.count = n, 1
 		t.dataSize = int64(1 + len(r.Data))
 		return nil
 	}
@@ -199,18 +189,17 @@ func (l *loader) link(r NodeRecord) error {
 		}
 		l.parent, l.parentPath = parent, parentPath
 	}
-	// Every path but the root's is in its parent's children (Tree.nodes'
-	// invariant): a name already there is a repeated path.
+	// A name already among its parent's children is a repeated path.
 	p := l.parent
 	if p.kids == nil {
-		p.kids = make(map[string]struct{})
+		p.kids = make(map[string]*node)
 	}
 	had := len(p.kids)
-	p.kids[r.Path[len(parentPath)+1:]] = struct{}{}
+	p.kids[strings.Clone(r.Path[len(parentPath)+1:])] = n
 	if len(p.kids) == had {
 		return fmt.Errorf("%w: %q appears twice", ErrBadRecords, r.Path)
 	}
-	t.nodes[r.Path] = n
+	t.count++
 	t.index(r.Path, n)
 	if prefix, ok := quotaPrefix(parentPath); ok && r.Path[len(parentPath)+1:] == quota.LimitsNode {
 		if root := normalizeRoot(prefix); root != "" {
@@ -221,13 +210,13 @@ func (l *loader) link(r NodeRecord) error {
 }
 
 // Clone returns a copy of the tree that later changes to either tree do
-// not affect. It copies the path map and the indexes but no node, data or
+// not affect. It copies the indexes but no node, data or
 // ACL: both trees share every node until one of them changes it, which
-// copies that node first (copy on write). Its cost is one map copy of
-// NodeCount entries (15–60 ms for a million nodes on a 2-CPU machine) plus the
-// ephemeral, container and TTL indexes; the first change to each shared
-// node afterwards costs one small allocation (and a copy of the children
-// set of a parent that gains or loses a child).
+// copies that node first (copy on write), and the nodes on its path from
+// the root, whose children sets then point to the copy. Its cost is a copy
+// of the ephemeral, container and TTL indexes; the first change to each
+// shared node afterwards costs a small allocation per node on its path
+// and a copy of the children set of each parent on it.
 //
 // Clone must not be called inside a transaction (between Begin and Commit
 // or Rollback); it panics if it is. Like every method it needs the
@@ -239,7 +228,8 @@ func (t *Tree) Clone() *Tree {
 	}
 	c := &Tree{
 		opts:       t.opts,
-		nodes:      maps.Clone(t.nodes),
+		root:       t.root,
+		count:      t.count,
 		ephemerals: make(map[int64]map[string]struct{}, len(t.ephemerals)),
 		containers: maps.Clone(t.containers),
 		ttls:       maps.Clone(t.ttls),

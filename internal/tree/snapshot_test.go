@@ -124,7 +124,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 					t.Fatalf("record %d %q: bad parent", i+1, r.Path)
 				}
 			}
-			got, err := FromRecords(tr.opts, 0, fromSlice(recs))
+			got, err := FromRecords(tr.opts, fromSlice(recs))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,14 +199,14 @@ func TestFromRecordsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := FromRecords(Options{}, 0, fromSlice(tt.recs))
+			_, err := FromRecords(Options{}, fromSlice(tt.recs))
 			if !errors.Is(err, ErrBadRecords) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want ErrBadRecords with %q", err, tt.want)
 			}
 		})
 	}
 	boom := errors.New("read failed")
-	if _, err := FromRecords(Options{}, 0, func(func(NodeRecord) error) error { return boom }); err != boom {
+	if _, err := FromRecords(Options{}, func(func(NodeRecord) error) error { return boom }); err != boom {
 		t.Fatalf("recs error = %v, want it returned as is", err)
 	}
 }
@@ -224,7 +224,7 @@ func TestFromRecordsIndexes(t *testing.T) {
 		NodeRecord{Path: "/zookeeper/quota/e/zookeeper_limits", Data: []byte("countHardLimit=1"), ACL: open},
 		NodeRecord{Path: "/zookeeper/quota/e/zookeeper_stats", Data: []byte("count=7,bytes=0"), ACL: open},
 	)
-	tr, err := FromRecords(Options{EnforceQuota: true}, 0, fromSlice(recs))
+	tr, err := FromRecords(Options{EnforceQuota: true}, fromSlice(recs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestCloneInTransactionPanics(t *testing.T) {
 // bigTree returns a tree of n nodes: 1000 directories holding the rest.
 func bigTree(b *testing.B, n int) *Tree {
 	tr := New(Options{})
-	for i := 0; len(tr.nodes) < n; i++ {
+	for i := 0; tr.count < n; i++ {
 		p := fmt.Sprintf("/d%d", i)
 		if i >= 1000 {
 			p = fmt.Sprintf("/d%d/n%d", i%1000, i)

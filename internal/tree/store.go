@@ -66,22 +66,38 @@ func (t *Tree) release(e *aclEntry) {
 	t.acls[e.key] = u
 }
 
-// own returns the node at path (canonical; "" names the root) for
-// changing in place: a node this tree shares with a clone is copied first
-// and the copy takes its place. Its children set stays shared until
-// ownKids.
+// own returns the node at path (canonical, present; "" and "/" name the
+// root) for changing in place: a node this tree shares with a clone is
+// copied first and the copy takes its place in its parent's children,
+// which the parent, owned in turn, then holds privately (so the first
+// change after a Clone copies the path from the root down). Its own
+// children set stays shared until ownKids.
 func (t *Tree) own(path string) *node {
-	if path == "" {
-		path = "/"
+	if path == "" || path == "/" {
+		if t.root.tok != t.tok {
+			t.root = t.copyNode(t.root)
+		}
+		return t.root
 	}
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n.tok == t.tok {
 		return n
 	}
+	parent, _ := splitParent(path)
+	p := t.own(parent)
+	t.ownKids(p)
+	c := t.copyNode(n)
+	// A fresh key: assigning to an existing key stores the new key string,
+	// and path's would keep the caller's whole path alive.
+	p.kids[strings.Clone(path[len(parent)+1:])] = c
+	return c
+}
+
+// copyNode returns a copy of n owned by t, sharing n's children set.
+func (t *Tree) copyNode(n *node) *node {
 	c := *n
 	c.tok = t.tok
 	c.sharedKids = n.kids != nil
-	t.nodes[path] = &c
 	return &c
 }
 
@@ -90,7 +106,7 @@ func (t *Tree) own(path string) *node {
 func (t *Tree) ownKids(n *node) {
 	switch {
 	case n.kids == nil:
-		n.kids = make(map[string]struct{})
+		n.kids = make(map[string]*node)
 	case n.sharedKids:
 		n.kids = maps.Clone(n.kids)
 	}
@@ -118,8 +134,8 @@ func (t *Tree) insert(path string, n *node) {
 	parent, _ := splitParent(path)
 	p := t.own(parent)
 	t.ownKids(p)
-	p.kids[path[len(parent)+1:]] = struct{}{}
-	t.nodes[path] = n
+	p.kids[strings.Clone(path[len(parent)+1:])] = n
+	t.count++
 	t.acquire(n.acl)
 	t.index(path, n)
 	t.record(func() { t.remove(path) })
@@ -148,7 +164,7 @@ func (t *Tree) index(path string, n *node) {
 // remove unlinks the childless node at path and updates the indexes. It
 // does not touch the parent's counters.
 func (t *Tree) remove(path string) {
-	n := t.nodes[path]
+	n := t.lookup(path)
 	parent, _ := splitParent(path)
 	p := t.own(parent)
 	t.ownKids(p)
@@ -156,7 +172,7 @@ func (t *Tree) remove(path string) {
 	if len(p.kids) == 0 {
 		p.kids = nil
 	}
-	delete(t.nodes, path)
+	t.count--
 	t.release(n.acl)
 	t.dataSize -= int64(len(path) + len(n.data))
 	switch kindOfOwner(n.owner) {

@@ -65,7 +65,7 @@ type Change struct {
 type node struct {
 	data []byte              // nil and empty are distinct (nil reads back as length -1)
 	acl  *aclEntry           // interned, never nil
-	kids map[string]struct{} // child names; nil when there are none. Keys are substrings of the children's paths.
+	kids map[string]*node // children by name; nil when there are none
 
 	// tok is the token of the one tree that may change this node in place.
 	// Invariant: a node whose tok is not its tree's is shared with a clone
@@ -141,12 +141,14 @@ func (n *node) stat() wire.Stat {
 type Tree struct {
 	opts Options
 
-	// nodes maps every full path to its node; the root is "/".
-	// Invariant: every key except "/" has its parent as a key, and its last
-	// segment in the parent's kids.
-	nodes map[string]*node
+	// root is the root znode; every other node is reached through its
+	// parents' kids, one path segment at a time. There is no index by
+	// full path: each name is stored once, and a Clone shares the whole
+	// structure (copy on write) instead of copying an index.
+	root  *node
+	count int // nodes, the root included
 
-	// Indexes kept in step with nodes.
+	// Indexes kept in step with the nodes.
 	ephemerals map[int64]map[string]struct{} // session → paths of its NORMAL ephemerals
 	containers map[string]struct{}
 	ttls       map[string]struct{}
@@ -187,7 +189,6 @@ type cowToken struct{ _ byte }
 func empty(opts Options) *Tree {
 	return &Tree{
 		opts:       opts,
-		nodes:      make(map[string]*node),
 		ephemerals: make(map[int64]map[string]struct{}),
 		containers: make(map[string]struct{}),
 		ttls:       make(map[string]struct{}),
@@ -205,7 +206,7 @@ func New(opts Options) *Tree {
 	t := empty(opts)
 	root := &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe), tok: t.tok}
 	t.acquire(root.acl)
-	t.nodes["/"] = root
+	t.root, t.count = root, 1
 	t.dataSize = 1
 	t.insert(procPath, &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe), tok: t.tok})
 	t.insert(quotaPath, &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe), tok: t.tok})
@@ -217,9 +218,32 @@ func New(opts Options) *Tree {
 // also names the root.
 func (t *Tree) get(path string) *node {
 	if path == "" {
-		path = "/"
+		return t.root
 	}
-	return t.nodes[path]
+	return t.lookup(path)
+}
+
+// lookup returns the node at path, or nil: "/" is the root, and a path
+// that does not start with '/' (the empty one included) names no node.
+// It walks from the root, one map lookup per segment.
+func (t *Tree) lookup(path string) *node {
+	if path == "/" {
+		return t.root
+	}
+	if path == "" || path[0] != '/' {
+		return nil
+	}
+	n, rest := t.root, path[1:]
+	for {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return n.kids[rest]
+		}
+		if n = n.kids[rest[:i]]; n == nil {
+			return nil
+		}
+		rest = rest[i+1:]
+	}
 }
 
 func (t *Tree) allowed(n *node, perm wire.Perm, c Caller) bool {
@@ -301,22 +325,18 @@ func (t *Tree) AllChildrenNumber(path string, c Caller) (int32, error) {
 		return 0, err
 	}
 	if path == "/" {
-		return int32(len(t.nodes) - 1), nil
+		return int32(t.count - 1), nil
 	}
 	if path == "" { // ZooKeeper counts keys starting with "/": the root too
-		return int32(len(t.nodes)), nil
+		return int32(t.count), nil
 	}
-	return int32(t.countDescendants(path, n)), nil
+	return int32(countDescendants(n)), nil
 }
 
-func (t *Tree) countDescendants(path string, n *node) int {
+func countDescendants(n *node) int {
 	total := 0
-	for k := range n.kids {
-		total++
-		child := path + "/" + k
-		if c := t.nodes[child]; c != nil && len(c.kids) > 0 {
-			total += t.countDescendants(child, c)
-		}
+	for _, c := range n.kids {
+		total += 1 + countDescendants(c)
 	}
 	return total
 }
@@ -354,7 +374,7 @@ func (t *Tree) CanRead(acl []wire.ACL, c Caller) bool {
 
 // NodeCount returns the number of znodes, the root included (4 on a fresh
 // tree; ZooKeeper's zk_znode_count also counts the root's second key "").
-func (t *Tree) NodeCount() int { return len(t.nodes) }
+func (t *Tree) NodeCount() int { return t.count }
 
 // ApproxDataSize returns Σ len(path)+len(data) over all znodes
 // (zk_approximate_data_size); 44 on a fresh tree.

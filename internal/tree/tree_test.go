@@ -93,8 +93,8 @@ func TestStatEvolution(t *testing.T) {
 	if s := st("/a"); s.Cversion != 3 || s.NumChildren != 1 || s.Pzxid != 4 {
 		t.Fatalf("/a after delete: %+v", s)
 	}
-	if tr.nodes["/a"].cversion != 2 {
-		t.Fatalf("stored cversion %d, want 2", tr.nodes["/a"].cversion)
+	if tr.lookup("/a").cversion != 2 {
+		t.Fatalf("stored cversion %d, want 2", tr.lookup("/a").cversion)
 	}
 	wantCh = []Change{{wire.EventNodeDeleted, "/a/x", open}, {wire.EventNodeChildrenChanged, "/a", open}}
 	if !changesEqual(ch, wantCh) {
@@ -152,7 +152,7 @@ func changesEqual(a, b []Change) bool {
 func TestVersionWrap(t *testing.T) {
 	tr := New(Options{})
 	mustCreate(t, tr, "/v", 1)
-	n := tr.nodes["/v"]
+	n := tr.lookup("/v")
 	n.version = -2
 	n.aversion = -2
 	s, _, err := tr.SetData("/v", nil, -2, anyone, meta(2))
@@ -269,7 +269,7 @@ func TestCreateKinds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := tr.nodes[tc.op.Path].owner; got != tc.owner {
+			if got := tr.lookup(tc.op.Path).owner; got != tc.owner {
 				t.Fatalf("stored owner %x, want %x", got, tc.owner)
 			}
 			if st.EphemeralOwner != tc.wireOwner {
@@ -331,15 +331,15 @@ func TestSequentialNames(t *testing.T) {
 	}
 	// a negative counter formats as Java's %010d does; the counter sticks
 	// at MaxInt32 rather than wrapping (DataTree only moves it forward)
-	tr.nodes["/q"].cversion = -5
+	tr.lookup("/q").cversion = -5
 	if p := seq("/q/neg-", 11); p != "/q/neg--000000005" {
 		t.Fatalf("negative counter: %s", p)
 	}
-	tr.nodes["/q"].cversion = 1<<31 - 1
+	tr.lookup("/q").cversion = 1<<31 - 1
 	if p := seq("/q/max-", 12); p != "/q/max-2147483647" {
 		t.Fatalf("max counter: %s", p)
 	}
-	if c := tr.nodes["/q"].cversion; c != 1<<31-1 {
+	if c := tr.lookup("/q").cversion; c != 1<<31-1 {
 		t.Fatalf("counter wrapped to %d", c)
 	}
 	checkInvariants(t, tr)

@@ -35,7 +35,7 @@ func (db *DB) Records(yield func(tree.NodeRecord) error) error {
 // Tree builds Warden's tree of the database (tree.FromRecords). The tree
 // shares the database's data and ACL slices: neither may change afterwards.
 func (db *DB) Tree(opts tree.Options) (*tree.Tree, error) {
-	return tree.FromRecords(opts, 0, db.Records)
+	return tree.FromRecords(opts, db.Records)
 }
 
 // FSMSessions returns the session table as Warden replicates it: each
