@@ -63,8 +63,8 @@ type Change struct {
 // node is one znode. It stores ZooKeeper's StatPersisted; the wire Stat is
 // derived by stat().
 type node struct {
-	data []byte              // nil and empty are distinct (nil reads back as length -1)
-	acl  *aclEntry           // interned, never nil
+	data []byte           // nil and empty are distinct (nil reads back as length -1)
+	acl  *aclEntry        // interned, never nil
 	kids map[string]*node // children by name; nil when there are none
 
 	// tok is the token of the one tree that may change this node in place.
