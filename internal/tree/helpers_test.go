@@ -42,7 +42,7 @@ func reachable(tr *Tree) (map[string]*node, int) {
 	dups := 0
 	var walk func(path string, n *node)
 	walk = func(path string, n *node) {
-		for k, c := range n.kids {
+		for k, c := range n.kids.all() {
 			if seen[c] {
 				dups++
 			}
@@ -79,11 +79,7 @@ func dump(tr *Tree) string {
 	slices.Sort(paths)
 	for _, p := range paths {
 		n := nodes[p]
-		kids := make([]string, 0, len(n.kids))
-		for k := range n.kids {
-			kids = append(kids, k)
-		}
-		slices.Sort(kids)
+		kids := n.kids.names()
 		data := "nil"
 		if n.data != nil {
 			data = fmt.Sprintf("%q", n.data)
@@ -128,11 +124,11 @@ func checkInvariants(t *testing.T, tr *Tree) {
 			if pn == nil {
 				t.Fatalf("%s: parent missing", p)
 			}
-			if pn.kids[p[len(parent)+1:]] != n {
+			if pn.kids.get(p[len(parent)+1:]) != n {
 				t.Fatalf("%s: not in parent's kids", p)
 			}
 		}
-		for k, c := range n.kids {
+		for k, c := range n.kids.all() {
 			if c == nil || tr.lookup(strings.TrimSuffix(p, "/")+"/"+k) != c {
 				t.Fatalf("%s: kid %s has no node", p, k)
 			}

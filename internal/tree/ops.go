@@ -134,7 +134,7 @@ func (t *Tree) Delete(path string, version int32, c Caller, m Meta) ([]Change, e
 	if version != -1 && version != n.version {
 		return nil, wire.ErrBadVersion
 	}
-	if len(n.kids) > 0 {
+	if n.kids.len() > 0 {
 		return nil, wire.ErrNotEmpty
 	}
 	return t.deleteNode(path, parentPath, n, m), nil
@@ -154,7 +154,7 @@ func (t *Tree) DeleteContainer(path string, m Meta) ([]Change, error) {
 	if n == nil {
 		return nil, wire.ErrNoNode
 	}
-	if len(n.kids) > 0 {
+	if n.kids.len() > 0 {
 		return nil, wire.ErrNotEmpty
 	}
 	if kindOfOwner(n.owner) == ownerNormal {
@@ -296,7 +296,7 @@ func (t *Tree) ExpiryCandidates(now int64, maxNeverUsed int64) []string {
 	var out []string
 	for p := range t.containers {
 		n := t.lookup(p)
-		if len(n.kids) > 0 {
+		if n.kids.len() > 0 {
 			continue
 		}
 		if n.cversion > 0 || (maxNeverUsed > 0 && now-n.mtime > maxNeverUsed) {
@@ -305,7 +305,7 @@ func (t *Tree) ExpiryCandidates(now int64, maxNeverUsed int64) []string {
 	}
 	for p := range t.ttls {
 		n := t.lookup(p)
-		if ttl := ttlOf(n.owner); len(n.kids) == 0 && ttl != 0 && now-n.mtime > ttl {
+		if ttl := ttlOf(n.owner); n.kids.len() == 0 && ttl != 0 && now-n.mtime > ttl {
 			out = append(out, p)
 		}
 	}

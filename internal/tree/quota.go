@@ -335,7 +335,7 @@ func (t *Tree) recountQuota(prefix string) {
 		}
 		count++
 		size += int64(len(n.data))
-		for k := range n.kids {
+		for k := range n.kids.all() {
 			walk(path + "/" + k)
 		}
 	}

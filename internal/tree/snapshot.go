@@ -56,7 +56,7 @@ func (t *Tree) Records(fn func(NodeRecord) error) error {
 	if err := fn(t.root.record("/")); err != nil {
 		return err
 	}
-	stack := []frame{{path: "", n: t.root, names: sortedKids(t.root)}}
+	stack := []frame{{path: "", n: t.root, names: t.root.kids.names()}}
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if len(top.names) == 0 {
@@ -64,20 +64,16 @@ func (t *Tree) Records(fn func(NodeRecord) error) error {
 			continue
 		}
 		path := top.path + "/" + top.names[0]
-		n := top.n.kids[top.names[0]]
+		n := top.n.kids.get(top.names[0])
 		top.names = top.names[1:]
 		if err := fn(n.record(path)); err != nil {
 			return err
 		}
-		if len(n.kids) > 0 {
-			stack = append(stack, frame{path: path, n: n, names: sortedKids(n)})
+		if n.kids.len() > 0 {
+			stack = append(stack, frame{path: path, n: n, names: n.kids.names()})
 		}
 	}
 	return nil
-}
-
-func sortedKids(n *node) []string {
-	return slices.Sorted(maps.Keys(n.kids))
 }
 
 // FromRecords builds a tree from node records, as Records produces them:
@@ -192,11 +188,9 @@ func (l *loader) link(r NodeRecord) error {
 	// A name already among its parent's children is a repeated path.
 	p := l.parent
 	if p.kids == nil {
-		p.kids = make(map[string]*node)
+		p.kids = &children{}
 	}
-	had := len(p.kids)
-	p.kids[strings.Clone(r.Path[len(parentPath)+1:])] = n
-	if len(p.kids) == had {
+	if !p.kids.put(strings.Clone(r.Path[len(parentPath)+1:]), n) {
 		return fmt.Errorf("%w: %q appears twice", ErrBadRecords, r.Path)
 	}
 	t.count++

@@ -1,7 +1,6 @@
 package tree
 
 import (
-	"maps"
 	"strconv"
 	"strings"
 
@@ -89,7 +88,7 @@ func (t *Tree) own(path string) *node {
 	c := t.copyNode(n)
 	// A fresh key: assigning to an existing key stores the new key string,
 	// and path's would keep the caller's whole path alive.
-	p.kids[strings.Clone(path[len(parent)+1:])] = c
+	p.kids.put(strings.Clone(path[len(parent)+1:]), c)
 	return c
 }
 
@@ -106,9 +105,9 @@ func (t *Tree) copyNode(n *node) *node {
 func (t *Tree) ownKids(n *node) {
 	switch {
 	case n.kids == nil:
-		n.kids = make(map[string]*node)
+		n.kids = &children{}
 	case n.sharedKids:
-		n.kids = maps.Clone(n.kids)
+		n.kids = n.kids.clone()
 	}
 	n.sharedKids = false
 }
@@ -134,7 +133,7 @@ func (t *Tree) insert(path string, n *node) {
 	parent, _ := splitParent(path)
 	p := t.own(parent)
 	t.ownKids(p)
-	p.kids[strings.Clone(path[len(parent)+1:])] = n
+	p.kids.put(strings.Clone(path[len(parent)+1:]), n)
 	t.count++
 	t.acquire(n.acl)
 	t.index(path, n)
@@ -168,8 +167,8 @@ func (t *Tree) remove(path string) {
 	parent, _ := splitParent(path)
 	p := t.own(parent)
 	t.ownKids(p)
-	delete(p.kids, path[len(parent)+1:])
-	if len(p.kids) == 0 {
+	p.kids.del(path[len(parent)+1:])
+	if p.kids.len() == 0 {
 		p.kids = nil
 	}
 	t.count--

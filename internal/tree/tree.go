@@ -63,9 +63,9 @@ type Change struct {
 // node is one znode. It stores ZooKeeper's StatPersisted; the wire Stat is
 // derived by stat().
 type node struct {
-	data []byte           // nil and empty are distinct (nil reads back as length -1)
-	acl  *aclEntry        // interned, never nil
-	kids map[string]*node // children by name; nil when there are none
+	data []byte    // nil and empty are distinct (nil reads back as length -1)
+	acl  *aclEntry // interned, never nil
+	kids *children // nil when there are none
 
 	// tok is the token of the one tree that may change this node in place.
 	// Invariant: a node whose tok is not its tree's is shared with a clone
@@ -112,7 +112,7 @@ func kindOfOwner(owner int64) ownerKind {
 func ttlOf(owner int64) int64 { return owner & (1<<40 - 1) }
 
 func (n *node) stat() wire.Stat {
-	nk := int32(len(n.kids))
+	nk := int32(n.kids.len())
 	owner := n.owner
 	if kindOfOwner(owner) != ownerNormal {
 		owner = 0
@@ -237,9 +237,9 @@ func (t *Tree) lookup(path string) *node {
 	for {
 		i := strings.IndexByte(rest, '/')
 		if i < 0 {
-			return n.kids[rest]
+			return n.kids.get(rest)
 		}
-		if n = n.kids[rest[:i]]; n == nil {
+		if n = n.kids.get(rest[:i]); n == nil {
 			return nil
 		}
 		rest = rest[i+1:]
@@ -293,11 +293,10 @@ func (t *Tree) GetChildren(path string, c Caller) ([]string, wire.Stat, error) {
 	if err != nil {
 		return nil, wire.Stat{}, err
 	}
-	names := make([]string, 0, len(n.kids))
-	for k := range n.kids {
-		names = append(names, k)
+	names := n.kids.names()
+	if names == nil {
+		names = []string{}
 	}
-	slices.Sort(names)
 	return names, n.stat(), nil
 }
 
@@ -335,7 +334,7 @@ func (t *Tree) AllChildrenNumber(path string, c Caller) (int32, error) {
 
 func countDescendants(n *node) int {
 	total := 0
-	for _, c := range n.kids {
+	for _, c := range n.kids.all() {
 		total += 1 + countDescendants(c)
 	}
 	return total
