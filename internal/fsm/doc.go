@@ -11,7 +11,7 @@
 //
 // The server snapshots the state without stopping for long:
 //
-//	mu.Lock(); c := f.Clone(); mu.Unlock()   // milliseconds: copy on write
+//	mu.Lock(); c := f.Clone(); mu.Unlock()   // quick: copy on write
 //	c.WriteSnapshot(w)                       // no lock; streams
 //
 // and rebuilds it with Restore (or, for import-zk, NewFromState).

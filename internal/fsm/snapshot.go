@@ -71,9 +71,9 @@ func treeOptions(opts Options) tree.Options {
 // Clone returns a copy of the state machine that later Apply calls on f
 // do not affect, for WriteSnapshot to serialise without any lock. It needs
 // the caller's exclusive lock (no Apply running) and is brief: the tree is
-// copied on write (see tree.Tree.Clone: one path-map copy, about 15–60 ms
-// for a million nodes) and the session table's map is copied (sessions
-// themselves are immutable and shared).
+// copied on write (see tree.Tree.Clone: constant time but for the
+// ephemeral, container and TTL indexes) and the session table's map is
+// copied (sessions themselves are immutable and shared).
 func (f *FSM) Clone() *FSM {
 	c := *f
 	c.tree = f.tree.Clone()

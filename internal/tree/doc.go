@@ -68,14 +68,18 @@
 //
 // # Memory
 //
-// Nodes live in one map keyed by full path; a node keeps its children as a
-// set of names that share the children's path strings, and points to an
-// interned, reference-counted ACL list.
+// Nodes are reached from the root through their parents' children, one
+// path segment at a time: there is no index by full path, and each name is
+// stored once. A node keeps its children by name, in a slice sorted by
+// name up to 1024 of them and in a map beyond, and points to an interned,
+// reference-counted ACL list.
 //
 // # Snapshots
 //
-// Clone makes a consistent copy cheaply (one copy of the path map; nodes
-// are shared and copied on write by whichever tree changes them first).
+// Clone makes a consistent copy in constant time, besides the ephemeral,
+// container and TTL indexes: the two trees share every node, and whichever
+// changes one first copies it and the nodes on its path from the root
+// (copy on write).
 // Records walks a tree as NodeRecords, parents first, in an order that
 // depends only on content; FromRecords rebuilds an identical tree from
 // them, indexes and quota roots included.
