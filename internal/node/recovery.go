@@ -56,6 +56,46 @@ func Bootstrap(self MemberID, members []Member) *raftpb.SnapshotMetadata {
 	return replica.BootstrapSnapshot(voters, learners)
 }
 
+// walRead is what readWAL recovered.
+type walRead struct {
+	keepAfter uint64
+	wal       *storage.WAL // nil when OpenWAL failed
+	snap      *raftpb.SnapshotMetadata
+	hs        *raftpb.HardState
+	ents      []*raftpb.Entry
+	err       error
+}
+
+// readWAL opens the WAL and reads it for recovery from the snapshot at
+// keepAfter (storage.WALOptions.KeepAfter).
+func readWAL(cfg *Config, log *slog.Logger, keepAfter uint64) walRead {
+	r := walRead{keepAfter: keepAfter}
+	dir := storage.WALDir(cfg.DataLogDir)
+	r.wal, r.err = storage.OpenWAL(cfg.FS, dir, storage.WALOptions{
+		NoSync:    !cfg.ForceSync,
+		Logger:    log,
+		KeepAfter: keepAfter,
+		SlowSync:  cfg.SlowSync,
+		OnSync:    cfg.Metrics.ObserveFsync,
+	})
+	if r.err != nil {
+		r.err = fmt.Errorf("node: open write-ahead log in %s: %w", dir, r.err)
+		return r
+	}
+	r.snap, r.hs, r.ents, r.err = r.wal.ReadAll()
+	if r.err != nil {
+		r.err = fmt.Errorf("node: read write-ahead log: %w", r.err)
+	}
+	return r
+}
+
+// close closes the WAL r opened, if any.
+func (r walRead) close() {
+	if r.wal != nil {
+		r.wal.Close()
+	}
+}
+
 // confState returns the raft voters and learners of a membership, sorted.
 func confState(self MemberID, members []Member) (voters, learners []uint64) {
 	if len(members) == 0 {
@@ -99,6 +139,19 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 	// WAL's segments are read whole, and at the default GOGC their
 	// allocation would make the reader mark the tree just loaded.
 	defer gcpace.Relax()()
+	if !cfg.ForceSync {
+		log.Warn("forceSync=no: the write-ahead log is never fsynced; a power cut loses acknowledged writes. Use it only for tests.")
+	}
+	// The WAL is read while the snapshot loads, on the guess that the
+	// newest snapshot file is the one that loads (its entries after that
+	// snapshot are the ones recovery needs); when an older one loads
+	// instead, the WAL is read again for it.
+	var guess uint64
+	if infos, err := d.snaps.List(); err == nil && len(infos) > 0 {
+		guess = infos[len(infos)-1].Index
+	}
+	walc := make(chan walRead, 1)
+	go func() { walc <- readWAL(cfg, log, guess) }()
 	meta, err := d.snaps.LoadNewest(func(m *raftpb.SnapshotMetadata, r io.Reader) error {
 		f, err := fsm.Restore(cfg.FSM, r)
 		if err != nil {
@@ -123,26 +176,22 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 		}
 	case errors.Is(err, storage.ErrNoSnapshot):
 	default:
+		wr := <-walc
+		wr.close()
 		return fail(fmt.Errorf("node: load snapshot from %s: %w", storage.SnapDir(cfg.DataDir), err))
 	}
 
-	if !cfg.ForceSync {
-		log.Warn("forceSync=no: the write-ahead log is never fsynced; a power cut loses acknowledged writes. Use it only for tests.")
+	wr := <-walc
+	if wr.keepAfter != rec.base.GetIndex() {
+		wr.close()
+		wr = readWAL(cfg, log, rec.base.GetIndex())
 	}
-	d.wal, err = storage.OpenWAL(fs, storage.WALDir(cfg.DataLogDir), storage.WALOptions{
-		NoSync:    !cfg.ForceSync,
-		Logger:    log,
-		KeepAfter: rec.base.GetIndex(),
-		SlowSync:  cfg.SlowSync,
-		OnSync:    cfg.Metrics.ObserveFsync,
-	})
-	if err != nil {
-		return fail(fmt.Errorf("node: open write-ahead log in %s: %w", storage.WALDir(cfg.DataLogDir), err))
+	if wr.err != nil {
+		wr.close()
+		return fail(wr.err)
 	}
-	walSnap, hs, ents, err := d.wal.ReadAll()
-	if err != nil {
-		return fail(fmt.Errorf("node: read write-ahead log: %w", err))
-	}
+	d.wal = wr.wal
+	walSnap, hs, ents := wr.snap, wr.hs, wr.ents
 	switch {
 	case rec.base != nil:
 	case walSnap.GetIndex() > 1:
