@@ -235,16 +235,6 @@ bench() {
 	fi
 }
 
-# bench_failed NAME records a bench run that failed: its numbers are left
-# out, the run goes on, and the section lists it.
-bench_failed() {
-	local first
-	first=$(grep -v '^ *$' "$RESULTS/$1.txt" | tail -1)
-	log "$1 failed: $first (its numbers are left out; see $RESULTS/$1.txt)"
-	rm -f "$RESULTS/$1.json"
-	echo "- \`$1\` failed and is left out of the medians: $first" >>"$WORK/failures.md"
-}
-
 # member_pids prints the pids of the three members, comma-separated (for
 # --server-pid).
 member_pids() {
@@ -315,8 +305,8 @@ FAILOVER="failover --clients 6 --inflight 1 --payload 100 --duration $STEADY --f
 
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date +%s)
-# shellcheck source=scripts/bench-javaload.sh
-. "$ROOT/scripts/bench-javaload.sh"
+# shellcheck source=scripts/bench-lib.sh
+. "$ROOT/scripts/bench-lib.sh"
 
 for rep in $(seq 1 "$REPS"); do
 	# Alternate which implementation goes first.

@@ -82,8 +82,8 @@ CP=$CP:$J/netty-transport-native-unix-common.jar:$J/netty-transport-native-epoll
 CP=$CP:$J/slf4j-api.jar:$J/slf4j-nop.jar
 # zkServer.sh's default heap (zkEnv.sh: ZK_SERVER_HEAP=1000).
 ZK_HEAP=-Xmx1000m
-# shellcheck source=scripts/bench-javaload.sh
-. "$ROOT/scripts/bench-javaload.sh"
+# shellcheck source=scripts/bench-lib.sh
+. "$ROOT/scripts/bench-lib.sh"
 
 CFG=$WORK/zoo.cfg
 cat >"$CFG" <<EOF
@@ -160,17 +160,6 @@ bench() {
 		--json "$RESULTS/$name.json" "$@" >"$RESULTS/$name.txt" 2>&1; then
 		bench_failed "$name"
 	fi
-}
-
-# bench_failed NAME records a bench run that failed (a server that expired
-# sessions under a storm, ...): its numbers are left out, the run goes on,
-# and the page lists it.
-bench_failed() {
-	local first
-	first=$(grep -v '^ *$' "$RESULTS/$1.txt" | tail -1)
-	log "$1 failed: $first (its numbers are left out; see $RESULTS/$1.txt)"
-	rm -f "$RESULTS/$1.json"
-	echo "- \`$1\` failed and is left out of the medians: $first" >>"$WORK/failures.md"
 }
 
 WORKLOADS=(

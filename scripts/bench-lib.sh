@@ -1,8 +1,20 @@
-# bench-javaload.sh is sourced by bench-compare.sh and
-# bench-compare-ensemble.sh: the cross-check of their throughput figures
-# with a second load generator that we did not write, scripts/javaload/
-# Load.java on ZooKeeper's own Java client. It needs CP (ZooKeeper's jars),
-# WORK, RESULTS, ROOT, DURATION and REPS set by the sourcing script.
+# bench-lib.sh is sourced by bench-compare.sh and bench-compare-ensemble.sh:
+# what both need beyond their own servers: the record of a failed bench run,
+# and the cross-check of their throughput figures with a second load
+# generator that we did not write, scripts/javaload/Load.java on ZooKeeper's
+# own Java client. It needs CP (ZooKeeper's jars), WORK, RESULTS, ROOT,
+# DURATION and REPS set, and a log function, by the sourcing script.
+
+# bench_failed NAME records a bench run that failed (a server that expired
+# sessions under a storm, ...): its numbers are left out, the run goes on,
+# and the page lists it.
+bench_failed() {
+	local first
+	first=$(grep -v '^ *$' "$RESULTS/$1.txt" | tail -1)
+	log "$1 failed: $first (its numbers are left out; see $RESULTS/$1.txt)"
+	rm -f "$RESULTS/$1.json"
+	echo "- \`$1\` failed and is left out of the medians: $first" >>"$WORK/failures.md"
+}
 
 JAVALOAD=$WORK/javaload
 mkdir -p "$JAVALOAD"
