@@ -57,7 +57,7 @@ func (c *children) get(name string) *node {
 }
 
 // put sets the child called name to n and reports whether it was new.
-// The set keeps name (the caller passes a string of its own).
+// The set may keep name as the key (the caller passes a string of its own).
 func (c *children) put(name string, n *node) (added bool) {
 	if c.m != nil {
 		_, had := c.m[name]
