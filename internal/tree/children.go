@@ -133,9 +133,9 @@ func (c *children) names() []string {
 }
 
 // clone returns a copy that changes to either do not affect.
-func (c *children) clone() *children {
+func (c *children) clone() children {
 	if c.m != nil {
-		return &children{m: maps.Clone(c.m)}
+		return children{m: maps.Clone(c.m)}
 	}
-	return &children{list: slices.Clone(c.list)}
+	return children{list: slices.Clone(c.list)}
 }

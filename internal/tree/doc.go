@@ -70,9 +70,10 @@
 //
 // Nodes are reached from the root through their parents' children, one
 // path segment at a time: there is no index by full path, and each name is
-// stored once. A node keeps its children by name, in a slice sorted by
-// name up to 1024 of them and in a map beyond, and points to an interned,
-// reference-counted ACL list.
+// stored once. A node is 80 bytes besides its data, and points to an
+// interned, reference-counted ACL list; a node that has had children keeps
+// them, with its pzxid and cversion, in a dir of its own: by name, in a
+// slice sorted by name up to 1024 of them and in a map beyond.
 //
 // # Snapshots
 //

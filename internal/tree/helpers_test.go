@@ -42,7 +42,7 @@ func reachable(tr *Tree) (map[string]*node, int) {
 	dups := 0
 	var walk func(path string, n *node)
 	walk = func(path string, n *node) {
-		for k, c := range n.kids.all() {
+		for k, c := range n.kids().all() {
 			if seen[c] {
 				dups++
 			}
@@ -79,13 +79,13 @@ func dump(tr *Tree) string {
 	slices.Sort(paths)
 	for _, p := range paths {
 		n := nodes[p]
-		kids := n.kids.names()
+		kids := n.kids().names()
 		data := "nil"
-		if n.data != nil {
-			data = fmt.Sprintf("%q", n.data)
+		if n.data() != nil {
+			data = fmt.Sprintf("%q", n.data())
 		}
-		fmt.Fprintf(&b, "%s data=%s acl=%v refs=%d kids=%v czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d v=%d cv=%d av=%d owner=%x kidsNil=%v\n",
-			p, data, n.acl.acl, tr.acls[n.acl.key].refs, kids, n.czxid, n.mzxid, n.pzxid, n.ctime, n.mtime, n.version, n.cversion, n.aversion, n.owner, n.kids == nil)
+		fmt.Fprintf(&b, "%s data=%s acl=%v refs=%d kids=%v czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d v=%d cv=%d av=%d owner=%x\n",
+			p, data, n.acl.acl, tr.acls[n.acl.key].refs, kids, n.czxid, n.mzxid, n.pzxid(), n.ctime, n.mtime, n.version, n.cversion(), n.aversion, n.owner)
 	}
 	fmt.Fprintf(&b, "ephemerals=%v count=%d\n", tr.EphemeralsBySession(), tr.ephCount)
 	fmt.Fprintf(&b, "containers=%v ttls=%v size=%d\n", sortedKeys(tr.containers), sortedKeys(tr.ttls), tr.dataSize)
@@ -116,7 +116,7 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	eph := 0
 	nodes := allNodes(t, tr)
 	for p, n := range nodes {
-		size += int64(len(p) + len(n.data))
+		size += int64(len(p) + n.dataSize())
 		refs[n.acl.key]++
 		if p != "/" {
 			parent, _ := splitParent(p)
@@ -124,11 +124,11 @@ func checkInvariants(t *testing.T, tr *Tree) {
 			if pn == nil {
 				t.Fatalf("%s: parent missing", p)
 			}
-			if pn.kids.get(p[len(parent)+1:]) != n {
+			if pn.kids().get(p[len(parent)+1:]) != n {
 				t.Fatalf("%s: not in parent's kids", p)
 			}
 		}
-		for k, c := range n.kids.all() {
+		for k, c := range n.kids().all() {
 			if c == nil || tr.lookup(strings.TrimSuffix(p, "/")+"/"+k) != c {
 				t.Fatalf("%s: kid %s has no node", p, k)
 			}

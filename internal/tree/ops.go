@@ -59,7 +59,7 @@ func (t *Tree) Create(op CreateOp, c Caller, m Meta) (string, wire.Stat, []Chang
 	}
 	path := op.Path
 	if op.Sequential {
-		path += fmt.Sprintf("%010d", parent.cversion)
+		path += fmt.Sprintf("%010d", parent.cversion())
 	}
 	if err := ValidatePath(path); err != nil {
 		return "", wire.Stat{}, nil, err
@@ -84,24 +84,24 @@ func (t *Tree) Create(op CreateOp, c Caller, m Meta) (string, wire.Stat, []Chang
 		owner = TTLOwner(op.TTL)
 	}
 	n := &node{
-		data:  op.Data,
 		acl:   t.internACL(acl),
-		czxid: m.Zxid, mzxid: m.Zxid, pzxid: m.Zxid,
+		czxid: m.Zxid, mzxid: m.Zxid,
 		ctime: m.Time, mtime: m.Time,
 		owner: owner,
-		tok:   t.tok,
+		gen:   t.gen,
 	}
+	n.setData(op.Data)
 	parent = t.modify(parentPath)
 	// DataTree.createNode only moves the counter forward, so it sticks at
 	// MaxInt32 instead of wrapping.
-	if next := parent.cversion + 1; next > parent.cversion {
-		parent.cversion = next
-		parent.pzxid = m.Zxid
+	if d := t.ownDir(parent); d.cversion+1 > d.cversion {
+		d.cversion++
+		d.pzxid = m.Zxid
 	}
 	t.noteQuotaNode(path)
 	t.insert(path, n)
 	st := n.stat() // taken before a stats node rewrites its own data, as ZooKeeper does
-	t.quotaCreated(path, parentPath, n.data)
+	t.quotaCreated(path, parentPath, n.data())
 	ch := []Change{
 		{Type: wire.EventNodeCreated, Path: path, ACL: n.acl.acl},
 		{Type: wire.EventNodeChildrenChanged, Path: eventPath(parentPath), ACL: parent.acl.acl},
@@ -134,7 +134,7 @@ func (t *Tree) Delete(path string, version int32, c Caller, m Meta) ([]Change, e
 	if version != -1 && version != n.version {
 		return nil, wire.ErrBadVersion
 	}
-	if n.kids.len() > 0 {
+	if n.kids().len() > 0 {
 		return nil, wire.ErrNotEmpty
 	}
 	return t.deleteNode(path, parentPath, n, m), nil
@@ -154,7 +154,7 @@ func (t *Tree) DeleteContainer(path string, m Meta) ([]Change, error) {
 	if n == nil {
 		return nil, wire.ErrNoNode
 	}
-	if n.kids.len() > 0 {
+	if n.kids().len() > 0 {
 		return nil, wire.ErrNotEmpty
 	}
 	if kindOfOwner(n.owner) == ownerNormal {
@@ -167,12 +167,12 @@ func (t *Tree) DeleteContainer(path string, m Meta) ([]Change, error) {
 // moves up to the txn zxid; its creation counter is unchanged.
 func (t *Tree) deleteNode(path, parentPath string, n *node, m Meta) []Change {
 	parent := t.modify(parentPath)
-	if m.Zxid > parent.pzxid {
-		parent.pzxid = m.Zxid
+	if d := t.ownDir(parent); m.Zxid > d.pzxid {
+		d.pzxid = m.Zxid
 	}
 	t.noteQuotaNode(path)
 	t.remove(path)
-	t.quotaDeleted(path, parentPath, n.data)
+	t.quotaDeleted(path, parentPath, n.data())
 	return []Change{
 		{Type: wire.EventNodeDeleted, Path: path, ACL: n.acl.acl},
 		{Type: wire.EventNodeChildrenChanged, Path: eventPath(parentPath), ACL: parent.acl.acl},
@@ -208,14 +208,14 @@ func (t *Tree) SetData(path string, data []byte, version int32, c Caller, m Meta
 	if !t.allowed(n, wire.PermWrite, c) {
 		return wire.Stat{}, nil, wire.ErrNoAuth
 	}
-	if err := t.checkQuota(path, int64(len(data)-len(n.data)), 0); err != nil {
+	if err := t.checkQuota(path, int64(len(data)-n.dataSize()), 0); err != nil {
 		return wire.Stat{}, nil, err
 	}
 	v, err := nextVersion(n.version, version)
 	if err != nil {
 		return wire.Stat{}, nil, err
 	}
-	oldLen := len(n.data)
+	oldLen := n.dataSize()
 	t.noteQuotaNode(path)
 	n = t.modify(path)
 	t.setNodeData(n, data)
@@ -296,16 +296,16 @@ func (t *Tree) ExpiryCandidates(now int64, maxNeverUsed int64) []string {
 	var out []string
 	for p := range t.containers {
 		n := t.lookup(p)
-		if n.kids.len() > 0 {
+		if n.kids().len() > 0 {
 			continue
 		}
-		if n.cversion > 0 || (maxNeverUsed > 0 && now-n.mtime > maxNeverUsed) {
+		if n.cversion() > 0 || (maxNeverUsed > 0 && now-n.mtime > maxNeverUsed) {
 			out = append(out, p)
 		}
 	}
 	for p := range t.ttls {
 		n := t.lookup(p)
-		if ttl := ttlOf(n.owner); n.kids.len() == 0 && ttl != 0 && now-n.mtime > ttl {
+		if ttl := ttlOf(n.owner); n.kids().len() == 0 && ttl != 0 && now-n.mtime > ttl {
 			out = append(out, p)
 		}
 	}

@@ -136,7 +136,7 @@ func (t *Tree) noteQuotaNode(path string) {
 	}
 	var b baseData
 	if n := t.lookup(path); n != nil {
-		b = baseData{data: n.data, exists: true}
+		b = baseData{data: n.data(), exists: true}
 	}
 	t.quotaDataBase[path] = b
 }
@@ -148,7 +148,7 @@ func (t *Tree) committedData(path string) ([]byte, bool) {
 		return b.data, b.exists
 	}
 	if n := t.lookup(path); n != nil {
-		return n.data, true
+		return n.data(), true
 	}
 	return nil, false
 }
@@ -334,8 +334,8 @@ func (t *Tree) recountQuota(prefix string) {
 			return
 		}
 		count++
-		size += int64(len(n.data))
-		for k := range n.kids.all() {
+		size += int64(n.dataSize())
+		for k := range n.kids().all() {
 			walk(path + "/" + k)
 		}
 	}
@@ -351,7 +351,7 @@ func (t *Tree) updateQuotaStats(root string, bytesDiff, countDiff int64) {
 	if n == nil {
 		return
 	}
-	s, err := quota.Parse(n.data)
+	s, err := quota.Parse(n.data())
 	if err != nil {
 		return
 	}

@@ -33,10 +33,10 @@ type NodeRecord struct {
 
 func (n *node) record(path string) NodeRecord {
 	return NodeRecord{
-		Path: path, Data: n.data, ACL: n.acl.acl,
+		Path: path, Data: n.data(), ACL: n.acl.acl,
 		Czxid: n.czxid, Mzxid: n.mzxid, Ctime: n.ctime, Mtime: n.mtime,
-		Version: n.version, StoredCversion: n.cversion, Aversion: n.aversion,
-		EphemeralOwner: n.owner, Pzxid: n.pzxid,
+		Version: n.version, StoredCversion: n.cversion(), Aversion: n.aversion,
+		EphemeralOwner: n.owner, Pzxid: n.pzxid(),
 	}
 }
 
@@ -56,7 +56,7 @@ func (t *Tree) Records(fn func(NodeRecord) error) error {
 	if err := fn(t.root.record("/")); err != nil {
 		return err
 	}
-	stack := []frame{{path: "", n: t.root, names: t.root.kids.names()}}
+	stack := []frame{{path: "", n: t.root, names: t.root.kids().names()}}
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if len(top.names) == 0 {
@@ -64,13 +64,13 @@ func (t *Tree) Records(fn func(NodeRecord) error) error {
 			continue
 		}
 		path := top.path + "/" + top.names[0]
-		n := top.n.kids.get(top.names[0])
+		n := top.n.kids().get(top.names[0])
 		top.names = top.names[1:]
 		if err := fn(n.record(path)); err != nil {
 			return err
 		}
-		if n.kids.len() > 0 {
-			stack = append(stack, frame{path: path, n: n, names: n.kids.names()})
+		if n.kids().len() > 0 {
+			stack = append(stack, frame{path: path, n: n, names: n.kids().names()})
 		}
 	}
 	return nil
@@ -150,12 +150,16 @@ func (l *loader) flush() {
 func (l *loader) link(r NodeRecord) error {
 	t := l.t
 	n := &node{
-		data: r.Data, acl: l.internACL(r.ACL),
-		czxid: r.Czxid, mzxid: r.Mzxid, pzxid: r.Pzxid,
+		acl:   l.internACL(r.ACL),
+		czxid: r.Czxid, mzxid: r.Mzxid,
 		ctime: r.Ctime, mtime: r.Mtime,
-		version: r.Version, cversion: r.StoredCversion, aversion: r.Aversion,
+		version: r.Version, aversion: r.Aversion,
 		owner: r.EphemeralOwner,
-		tok:   t.tok,
+		gen:   t.gen,
+	}
+	n.setData(r.Data)
+	if r.Pzxid != r.Czxid || r.StoredCversion != 0 {
+		n.dir = &dir{pzxid: r.Pzxid, cversion: r.StoredCversion, gen: t.gen}
 	}
 	if t.root == nil {
 		if r.Path != "/" {
@@ -186,11 +190,7 @@ func (l *loader) link(r NodeRecord) error {
 		l.parent, l.parentPath = parent, parentPath
 	}
 	// A name already among its parent's children is a repeated path.
-	p := l.parent
-	if p.kids == nil {
-		p.kids = &children{}
-	}
-	if !p.kids.put(strings.Clone(r.Path[len(parentPath)+1:]), n) {
+	if !t.ownDir(l.parent).kids.put(strings.Clone(r.Path[len(parentPath)+1:]), n) {
 		return fmt.Errorf("%w: %q appears twice", ErrBadRecords, r.Path)
 	}
 	t.count++
@@ -231,11 +231,11 @@ func (t *Tree) Clone() *Tree {
 		ephCount:   t.ephCount,
 		acls:       maps.Clone(t.acls),
 		quotaRoots: maps.Clone(t.quotaRoots),
-		tok:        new(cowToken),
+		gen:        newGen(),
 	}
 	for s, paths := range t.ephemerals {
 		c.ephemerals[s] = maps.Clone(paths)
 	}
-	t.tok = new(cowToken)
+	t.gen = newGen()
 	return c
 }

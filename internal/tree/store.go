@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,12 +39,16 @@ func aclKey(acl []wire.ACL) string {
 
 // internACL returns the shared entry for acl, not yet referenced.
 func (t *Tree) internACL(acl []wire.ACL) *aclEntry {
-	k := aclKey(acl)
-	if u, ok := t.acls[k]; ok {
-		return u.e
+	if e := t.lastACL; e != nil && slices.Equal(e.acl, acl) {
+		return e // an entry no longer in t.acls is added back by acquire
 	}
-	e := &aclEntry{key: k, acl: append([]wire.ACL(nil), acl...)}
-	t.acls[k] = aclUse{e: e}
+	k := aclKey(acl)
+	e := t.acls[k].e
+	if e == nil {
+		e = &aclEntry{key: k, acl: append([]wire.ACL(nil), acl...)}
+		t.acls[k] = aclUse{e: e}
+	}
+	t.lastACL = e
 	return e
 }
 
@@ -69,47 +74,45 @@ func (t *Tree) release(e *aclEntry) {
 // root) for changing in place: a node this tree shares with a clone is
 // copied first and the copy takes its place in its parent's children,
 // which the parent, owned in turn, then holds privately (so the first
-// change after a Clone copies the path from the root down). Its own
-// children set stays shared until ownKids.
+// change after a Clone copies the path from the root down). Its own dir
+// stays shared until ownDir.
 func (t *Tree) own(path string) *node {
 	if path == "" || path == "/" {
-		if t.root.tok != t.tok {
+		if t.root.gen != t.gen {
 			t.root = t.copyNode(t.root)
 		}
 		return t.root
 	}
 	n := t.lookup(path)
-	if n.tok == t.tok {
+	if n.gen == t.gen {
 		return n
 	}
 	parent, _ := splitParent(path)
-	p := t.own(parent)
-	t.ownKids(p)
+	d := t.ownDir(t.own(parent))
 	c := t.copyNode(n)
 	// A fresh key: assigning to an existing key stores the new key string,
 	// and path's would keep the caller's whole path alive.
-	p.kids.put(strings.Clone(path[len(parent)+1:]), c)
+	d.kids.put(strings.Clone(path[len(parent)+1:]), c)
 	return c
 }
 
-// copyNode returns a copy of n owned by t, sharing n's children set.
+// copyNode returns a copy of n owned by t, sharing n's dir.
 func (t *Tree) copyNode(n *node) *node {
 	c := *n
-	c.tok = t.tok
-	c.sharedKids = n.kids != nil
+	c.gen = t.gen
 	return &c
 }
 
-// ownKids makes n's children set (n owned by t) private to n, ready to be
-// changed, creating it if n has none.
-func (t *Tree) ownKids(n *node) {
+// ownDir returns n's dir (n owned by t) ready to be changed: private to n,
+// created (pzxid = czxid, cversion 0, no children) if n has none.
+func (t *Tree) ownDir(n *node) *dir {
 	switch {
-	case n.kids == nil:
-		n.kids = &children{}
-	case n.sharedKids:
-		n.kids = n.kids.clone()
+	case n.dir == nil:
+		n.dir = &dir{pzxid: n.czxid, gen: t.gen}
+	case n.dir.gen != t.gen:
+		n.dir = &dir{kids: n.dir.kids.clone(), pzxid: n.dir.pzxid, cversion: n.dir.cversion, gen: t.gen}
 	}
-	n.sharedKids = false
+	return n.dir
 }
 
 // modify returns the node at path ready for changing its own fields: owned
@@ -131,9 +134,7 @@ func (t *Tree) record(f func()) {
 // indexes. It does not touch the parent's counters.
 func (t *Tree) insert(path string, n *node) {
 	parent, _ := splitParent(path)
-	p := t.own(parent)
-	t.ownKids(p)
-	p.kids.put(strings.Clone(path[len(parent)+1:]), n)
+	t.ownDir(t.own(parent)).kids.put(strings.Clone(path[len(parent)+1:]), n)
 	t.count++
 	t.acquire(n.acl)
 	t.index(path, n)
@@ -143,7 +144,7 @@ func (t *Tree) insert(path string, n *node) {
 // index adds the node n, just linked in at path, to the data size and to
 // the ephemeral, container and TTL indexes.
 func (t *Tree) index(path string, n *node) {
-	t.dataSize += int64(len(path) + len(n.data))
+	t.dataSize += int64(len(path) + n.dataSize())
 	switch kindOfOwner(n.owner) {
 	case ownerNormal:
 		s := t.ephemerals[n.owner]
@@ -165,15 +166,10 @@ func (t *Tree) index(path string, n *node) {
 func (t *Tree) remove(path string) {
 	n := t.lookup(path)
 	parent, _ := splitParent(path)
-	p := t.own(parent)
-	t.ownKids(p)
-	p.kids.del(path[len(parent)+1:])
-	if p.kids.len() == 0 {
-		p.kids = nil
-	}
+	t.ownDir(t.own(parent)).kids.del(path[len(parent)+1:])
 	t.count--
 	t.release(n.acl)
-	t.dataSize -= int64(len(path) + len(n.data))
+	t.dataSize -= int64(len(path) + n.dataSize())
 	switch kindOfOwner(n.owner) {
 	case ownerNormal:
 		s := t.ephemerals[n.owner]
@@ -190,23 +186,28 @@ func (t *Tree) remove(path string) {
 	t.record(func() { t.insert(path, n) })
 }
 
-// saveNode records an undo action restoring n's own fields (not its
-// children) to their current values. Call it, on a node owned by t,
-// before changing them.
+// saveNode records an undo action restoring n's own fields, pzxid and
+// cversion included (not its children), to their current values. Call
+// it, on a node owned by t, before changing them.
 func (t *Tree) saveNode(n *node) {
 	if !t.inTxn {
 		return
 	}
-	old := *n
+	old, pzxid, cversion := *n, n.pzxid(), n.cversion()
 	t.undo = append(t.undo, func() {
-		t.dataSize += int64(len(old.data) - len(n.data))
+		t.dataSize += int64(old.dataSize() - n.dataSize())
 		if n.acl != old.acl {
 			t.acquire(old.acl)
 			t.release(n.acl)
 		}
-		kids, shared := n.kids, n.sharedKids
+		d := n.dir
 		*n = old
-		n.kids, n.sharedKids = kids, shared
+		n.dir = d
+		// A dir that differs from the saved values was changed, so it is
+		// owned; one that does not may still be shared, and is left alone.
+		if d != nil && (d.pzxid != pzxid || d.cversion != cversion) {
+			d.pzxid, d.cversion = pzxid, cversion
+		}
 	})
 }
 
@@ -222,8 +223,8 @@ func (t *Tree) setNodeACL(n *node, e *aclEntry) {
 
 // setNodeData replaces n's data, keeping the data size.
 func (t *Tree) setNodeData(n *node, data []byte) {
-	t.dataSize += int64(len(data) - len(n.data))
-	n.data = data
+	t.dataSize += int64(len(data) - n.dataSize())
+	n.setData(data)
 }
 
 // Begin opens a transaction: until Commit or Rollback every mutation is

@@ -60,32 +60,6 @@ type Change struct {
 	ACL  []wire.ACL
 }
 
-// node is one znode. It stores ZooKeeper's StatPersisted; the wire Stat is
-// derived by stat().
-type node struct {
-	data []byte    // nil and empty are distinct (nil reads back as length -1)
-	acl  *aclEntry // interned, never nil
-	kids *children // nil when there are none
-
-	// tok is the token of the one tree that may change this node in place.
-	// Invariant: a node whose tok is not its tree's is shared with a clone
-	// and never changes again; the tree copies it first (Tree.own).
-	tok *cowToken
-
-	czxid, mzxid, pzxid int64
-	ctime, mtime        int64
-	owner               int64 // stored ephemeralOwner: 0, a session, ContainerOwner or a TTLOwner
-	version             int32
-	cversion            int32 // Invariant: counts child creations only (ZooKeeper's stored cversion).
-	aversion            int32
-
-	// sharedKids marks kids as shared with another tree's node: copied
-	// before the first change (Tree.ownKids). Last, beside the int32s, so
-	// the struct takes 112 bytes rather than 128 (a million znodes hold a
-	// million of them).
-	sharedKids bool
-}
-
 // ownerKind classifies a stored ephemeralOwner (EphemeralType.get).
 type ownerKind uint8
 
@@ -110,27 +84,6 @@ func kindOfOwner(owner int64) ownerKind {
 
 // ttlOf returns the ttl of a TTL node's owner (the low 40 bits).
 func ttlOf(owner int64) int64 { return owner & (1<<40 - 1) }
-
-func (n *node) stat() wire.Stat {
-	nk := int32(n.kids.len())
-	owner := n.owner
-	if kindOfOwner(owner) != ownerNormal {
-		owner = 0
-	}
-	return wire.Stat{
-		Czxid:          n.czxid,
-		Mzxid:          n.mzxid,
-		Ctime:          n.ctime,
-		Mtime:          n.mtime,
-		Version:        n.version,
-		Cversion:       n.cversion*2 - nk,
-		Aversion:       n.aversion,
-		EphemeralOwner: owner,
-		DataLength:     int32(len(n.data)),
-		NumChildren:    nk,
-		Pzxid:          n.pzxid,
-	}
-}
 
 // Tree is the znode tree. It is not safe for concurrent use: the caller
 // serialises every call (reads included, unless no write can run).
@@ -175,14 +128,15 @@ type Tree struct {
 	inTxn bool
 	undo  []func() // inverse actions since Begin, applied in reverse by Rollback
 
-	// tok marks the nodes this tree may change in place; Clone gives both
-	// trees new tokens, so every node they then share is copied on write.
-	tok *cowToken
-}
+	// gen marks the nodes and children sets this tree may change in place
+	// (see node.gen); Clone gives both trees new generations, so every node
+	// they then share is copied on write.
+	gen uint32
 
-// cowToken identifies a tree for copy-on-write. It is not empty so that
-// every allocation has its own address.
-type cowToken struct{ _ byte }
+	// lastACL is the ACL entry interned last (nil before the first), so
+	// that a run of nodes with one ACL interns it without building its key.
+	lastACL *aclEntry
+}
 
 // empty returns a tree with no nodes at all and its indexes ready; New
 // and FromRecords fill it.
@@ -194,7 +148,7 @@ func empty(opts Options) *Tree {
 		ttls:       make(map[string]struct{}),
 		acls:       make(map[string]aclUse),
 		quotaRoots: make(map[string]struct{}),
-		tok:        new(cowToken),
+		gen:        newGen(),
 	}
 }
 
@@ -204,13 +158,18 @@ func empty(opts Options) *Tree {
 // aversion -1).
 func New(opts Options) *Tree {
 	t := empty(opts)
-	root := &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe), tok: t.tok}
+	reserved := func(acl []wire.ACL, aversion int32) *node {
+		n := &node{acl: t.internACL(acl), aversion: aversion, gen: t.gen}
+		n.setData([]byte{})
+		return n
+	}
+	root := reserved(wire.OpenACLUnsafe, 0)
 	t.acquire(root.acl)
 	t.root, t.count = root, 1
 	t.dataSize = 1
-	t.insert(procPath, &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe), tok: t.tok})
-	t.insert(quotaPath, &node{data: []byte{}, acl: t.internACL(wire.OpenACLUnsafe), tok: t.tok})
-	t.insert(configPath, &node{data: []byte{}, acl: t.internACL(wire.ReadACLUnsafe), aversion: -1, tok: t.tok})
+	t.insert(procPath, reserved(wire.OpenACLUnsafe, 0))
+	t.insert(quotaPath, reserved(wire.OpenACLUnsafe, 0))
+	t.insert(configPath, reserved(wire.ReadACLUnsafe, -1))
 	return t
 }
 
@@ -237,9 +196,9 @@ func (t *Tree) lookup(path string) *node {
 	for {
 		i := strings.IndexByte(rest, '/')
 		if i < 0 {
-			return n.kids.get(rest)
+			return n.kids().get(rest)
 		}
-		if n = n.kids.get(rest[:i]); n == nil {
+		if n = n.kids().get(rest[:i]); n == nil {
 			return nil
 		}
 		rest = rest[i+1:]
@@ -283,7 +242,7 @@ func (t *Tree) GetData(path string, c Caller) ([]byte, wire.Stat, error) {
 	if err != nil {
 		return nil, wire.Stat{}, err
 	}
-	return n.data, n.stat(), nil
+	return n.data(), n.stat(), nil
 }
 
 // GetChildren returns the sorted child names and the stat of path:
@@ -293,7 +252,7 @@ func (t *Tree) GetChildren(path string, c Caller) ([]string, wire.Stat, error) {
 	if err != nil {
 		return nil, wire.Stat{}, err
 	}
-	names := n.kids.names()
+	names := n.kids().names()
 	if names == nil {
 		names = []string{}
 	}
@@ -334,7 +293,7 @@ func (t *Tree) AllChildrenNumber(path string, c Caller) (int32, error) {
 
 func countDescendants(n *node) int {
 	total := 0
-	for _, c := range n.kids.all() {
+	for _, c := range n.kids().all() {
 		total += 1 + countDescendants(c)
 	}
 	return total

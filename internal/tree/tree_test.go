@@ -93,8 +93,8 @@ func TestStatEvolution(t *testing.T) {
 	if s := st("/a"); s.Cversion != 3 || s.NumChildren != 1 || s.Pzxid != 4 {
 		t.Fatalf("/a after delete: %+v", s)
 	}
-	if tr.lookup("/a").cversion != 2 {
-		t.Fatalf("stored cversion %d, want 2", tr.lookup("/a").cversion)
+	if tr.lookup("/a").cversion() != 2 {
+		t.Fatalf("stored cversion %d, want 2", tr.lookup("/a").cversion())
 	}
 	wantCh = []Change{{wire.EventNodeDeleted, "/a/x", open}, {wire.EventNodeChildrenChanged, "/a", open}}
 	if !changesEqual(ch, wantCh) {
@@ -331,15 +331,15 @@ func TestSequentialNames(t *testing.T) {
 	}
 	// a negative counter formats as Java's %010d does; the counter sticks
 	// at MaxInt32 rather than wrapping (DataTree only moves it forward)
-	tr.lookup("/q").cversion = -5
+	tr.ownDir(tr.lookup("/q")).cversion = -5
 	if p := seq("/q/neg-", 11); p != "/q/neg--000000005" {
 		t.Fatalf("negative counter: %s", p)
 	}
-	tr.lookup("/q").cversion = 1<<31 - 1
+	tr.ownDir(tr.lookup("/q")).cversion = 1<<31 - 1
 	if p := seq("/q/max-", 12); p != "/q/max-2147483647" {
 		t.Fatalf("max counter: %s", p)
 	}
-	if c := tr.lookup("/q").cversion; c != 1<<31-1 {
+	if c := tr.lookup("/q").cversion(); c != 1<<31-1 {
 		t.Fatalf("counter wrapped to %d", c)
 	}
 	checkInvariants(t, tr)
