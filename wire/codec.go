@@ -219,6 +219,36 @@ func (d *Decoder) NullableString() (s string, null bool) {
 	return string(p), false
 }
 
+// idString decodes a string of an ACL's or an auth's id (null decodes as
+// ""). The schemes and world's one id come in almost every create and
+// setACL: they decode as constants, without an allocation (short-lived
+// small strings would share the allocator's 16-byte blocks with the
+// names the tree keeps, and keep those blocks alive).
+func (d *Decoder) idString() string {
+	n, null := d.length()
+	if null || d.err != nil {
+		return ""
+	}
+	p := d.take(n)
+	switch string(p) {
+	case "world":
+		return "world"
+	case "anyone":
+		return "anyone"
+	case "auth":
+		return "auth"
+	case "digest":
+		return "digest"
+	case "ip":
+		return "ip"
+	case "x509":
+		return "x509"
+	case "sasl":
+		return "sasl"
+	}
+	return string(p)
+}
+
 // Buffer decodes a buffer; a null buffer (length -1) decodes as nil and an
 // empty one as a non-nil empty slice. The result is a copy.
 func (d *Decoder) Buffer() []byte {

@@ -127,3 +127,19 @@ func TestCreateModePredicates(t *testing.T) {
 		})
 	}
 }
+
+func TestIDDecodeAllocatesOnlyUnknownStrings(t *testing.T) {
+	e := NewEncoder(nil)
+	(&ID{Scheme: "world", ID: "anyone"}).Encode(e)
+	known := bytes.Clone(e.Bytes())
+	e.Reset()
+	(&ID{Scheme: "digest", ID: "bob:x"}).Encode(e)
+	other := bytes.Clone(e.Bytes())
+	var id ID
+	if a := testing.AllocsPerRun(100, func() { id.Decode(NewDecoder(known, 0)) }); a != 0 || id != (ID{"world", "anyone"}) {
+		t.Fatalf("world:anyone: %v, %v allocations", id, a)
+	}
+	if a := testing.AllocsPerRun(100, func() { id.Decode(NewDecoder(other, 0)) }); a != 1 || id != (ID{"digest", "bob:x"}) {
+		t.Fatalf("digest:bob:x: %v, %v allocations", id, a)
+	}
+}

@@ -104,7 +104,7 @@ var (
 func (id *ID) Encode(e *Encoder) { e.String(id.Scheme); e.String(id.ID) }
 
 // Decode implements Record.
-func (id *ID) Decode(d *Decoder) { id.Scheme = d.String(); id.ID = d.String() }
+func (id *ID) Decode(d *Decoder) { id.Scheme = d.idString(); id.ID = d.idString() }
 
 // Encode implements Record.
 func (a *ACL) Encode(e *Encoder) { e.Int32(int32(a.Perms)); a.ID.Encode(e) }
