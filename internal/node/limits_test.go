@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wardenzk/warden/internal/fsm"
+	"github.com/wardenzk/warden/internal/replica"
 	"github.com/wardenzk/warden/wire"
 )
 
@@ -159,6 +160,24 @@ func TestTheInMemoryLogKeepsOnlyATail(t *testing.T) {
 	}
 	// The loop compacts at least once a tick.
 	c.waitFor("the log compacted to its tail", func() bool { return c.nodes[l].raft.LogBytes() <= 2*tail })
+}
+
+// TestALoneMemberKeepsASmallTail: a member alone in its configuration
+// keeps at most replica.SoloTailBytes of the default tail.
+func TestALoneMemberKeepsASmallTail(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	l := c.leader()
+	c.session(l)
+	data := make([]byte, 16<<10)
+	for k := range 200 { // 3.2 MiB, past twice the solo tail
+		if out, err := c.propose(l, createWith(fmt.Sprintf("/s%03d", k), data)); err != nil || out.Err != wire.CodeOK {
+			t.Fatalf("create: %v %v", out.Err, err)
+		}
+	}
+	if c.nodes[l].lastSnap.Load() != nil {
+		t.Fatal("a snapshot was taken: this test wants none")
+	}
+	c.waitFor("the log compacted to the solo tail", func() bool { return c.nodes[l].raft.LogBytes() <= 2*replica.SoloTailBytes })
 }
 
 // TestAMemberBehindTheLogGetsAFreshSnapshot: a member cut off while the

@@ -12,6 +12,11 @@ import (
 // DefaultMemTailBytes is Config.MemTailBytes's default.
 const DefaultMemTailBytes = 16 << 20
 
+// SoloTailBytes bounds the in-memory log's tail while the member is its
+// configuration's only one (a standalone server): no member can be behind
+// it, and one added later is caught up by a snapshot.
+const SoloTailBytes = 1 << 20
+
 // logStore is the storage raft reads: the in-memory entries
 // (raft.MemoryStorage) and the newest durable snapshot. The entries are
 // compacted right behind the applied index (compactLog), usually past that
@@ -60,12 +65,20 @@ func (n *Node) snapshotStale() {
 	}
 }
 
+// solo reports whether this member is its configuration's only one.
+func (n *Node) solo() bool {
+	cs := n.ConfState()
+	return len(cs.GetVoters()) == 1 && cs.GetVoters()[0] == n.cfg.ID && len(cs.GetLearners()) == 0 &&
+		len(cs.GetVotersOutgoing()) == 0 && len(cs.GetLearnersNext()) == 0
+}
+
 // compactLog drops the in-memory entries no member needs any more: those
 // at or behind the host's applied index but the last MemTailBytes (and at
 // most MaxLagEntries) of them (a member a little behind, here or under a
 // next leader, is caught up by entries), and on the leader none that a
 // member or a removed member's farewell still lacks while they stay under
-// MaxLogBytes/2 and MaxLagEntries. The WAL keeps every entry back to the
+// MaxLogBytes/2 and MaxLagEntries; a member alone in its configuration
+// keeps at most SoloTailBytes. The WAL keeps every entry back to the
 // previous snapshot, for recovery. It runs on the loop goroutine after
 // every Ready and does work once per tail bytes appended, and on every
 // tick (the host may have applied more since).
@@ -74,6 +87,9 @@ func (n *Node) compactLog() {
 		return
 	}
 	tail := n.cfg.MemTailBytes
+	if n.solo() {
+		tail = min(tail, SoloTailBytes)
+	}
 	if n.cfg.MaxLogBytes > 0 {
 		// Proposals wait while the log is over MaxLogBytes: what is
 		// kept must leave room.
