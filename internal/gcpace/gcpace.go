@@ -3,10 +3,10 @@
 //
 // Go's default (GOGC=100) lets a heap of live data L grow to 2L before it
 // collects. For a small heap that is cheap; for a large tree it doubles
-// the resident memory (a million znodes: some 400 MB live, 800 MB
-// resident). Tune keeps the headroom at max(MinHeadroom, L/4) instead:
-// GOGC=100 while the live heap is under 4 × MinHeadroom, falling to 25 as
-// it grows, which costs more frequent collections of a heap that is
+// the resident memory (a million znodes of 64 bytes: some 190 MB live,
+// 380 MB resident). Tune keeps the headroom at max(MinHeadroom, L/4) instead:
+// GOGC=100 while the live heap is under MinHeadroom, falling to 25 at
+// 4 × MinHeadroom, which costs more frequent collections of a heap that is
 // mostly the tree. Relax takes the collector out of the way while a
 // snapshot is loaded, when almost everything allocated is kept.
 //
@@ -24,7 +24,7 @@ import (
 )
 
 // MinHeadroom is the least headroom Tune leaves over the live heap.
-const MinHeadroom = 64 << 20
+const MinHeadroom = 32 << 20
 
 // Bounds of the GOGC Tune sets.
 const (

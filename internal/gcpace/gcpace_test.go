@@ -23,10 +23,10 @@ func TestPercentLeavesAQuarterOfLiveOrMinHeadroom(t *testing.T) {
 		want int
 	}{
 		{0, 100},
-		{16 * mib, 100},  // headroom 64 MiB > live: Go's default at most
-		{64 * mib, 100},  // 64 MiB over 64 MiB
-		{128 * mib, 50},  // 64 MiB over 128 MiB
-		{256 * mib, 25},  // 64 MiB = a quarter of 256 MiB
+		{16 * mib, 100},  // headroom 32 MiB > live: Go's default at most
+		{32 * mib, 100},  // 32 MiB over 32 MiB
+		{64 * mib, 50},   // 32 MiB over 64 MiB
+		{128 * mib, 25},  // 32 MiB = a quarter of 128 MiB
 		{1024 * mib, 25}, // a quarter
 	}
 	for _, tt := range tests {
@@ -126,8 +126,8 @@ func TestTuneFollowsTheLiveHeapAndYieldsToLoads(t *testing.T) {
 	if got := gogc(); got != 25 {
 		t.Fatalf("GOGC with 1 GiB live right after tune: %d, want 25", got)
 	}
-	live.Store(128 << 20)
-	awaitGOGC(t, 50, "128 MiB live")
+	live.Store(64 << 20)
+	awaitGOGC(t, 50, "64 MiB live")
 
 	withFiles(t, nil)
 	restore := Relax()
