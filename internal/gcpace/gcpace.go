@@ -2,12 +2,13 @@
 // past its live data (GOGC), process-wide.
 //
 // Go's default (GOGC=100) lets a heap of live data L grow to 2L before it
-// collects. For a small heap that is cheap; for a large tree it doubles
-// the resident memory (a million znodes of 64 bytes: some 190 MB live,
-// 380 MB resident). Tune keeps the headroom at max(MinHeadroom, L/4) instead:
-// GOGC=100 while the live heap is under MinHeadroom, falling to 25 at
-// 4 × MinHeadroom, which costs more frequent collections of a heap that is
-// mostly the tree. Relax takes the collector out of the way while a
+// collects. For a large tree that doubles the resident memory (a million
+// znodes of 64 bytes: some 190 MB live, 380 MB resident); for a small heap
+// it means a collection every few MB allocated, which costs throughput.
+// Tune keeps the headroom at max(MinHeadroom, L/4) instead: GOGC above 100
+// while the live heap is under MinHeadroom (at most 400), falling to 25 at
+// 4 × MinHeadroom, which costs more frequent collections of a heap that
+// is mostly the tree. Relax takes the collector out of the way while a
 // snapshot is loaded, when almost everything allocated is kept.
 //
 // A GOGC environment variable is the operator's choice: Tune then leaves
@@ -28,7 +29,7 @@ const MinHeadroom = 32 << 20
 
 // Bounds of the GOGC Tune sets.
 const (
-	maxPercent = 100 // Go's default: never more headroom than 2 × live
+	maxPercent = 400 // a live heap under MinHeadroom/4 gets less than MinHeadroom
 	minPercent = 25  // never less than a quarter of live
 )
 
@@ -87,7 +88,7 @@ func Relax() (restore func()) {
 }
 
 // Percent is the GOGC that leaves max(MinHeadroom, live/4) of headroom
-// over a live heap of live bytes, between 25 and 100.
+// over a live heap of live bytes, between 25 and 400.
 func Percent(live uint64) int {
 	if live == 0 {
 		return maxPercent

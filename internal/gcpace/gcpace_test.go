@@ -22,8 +22,9 @@ func TestPercentLeavesAQuarterOfLiveOrMinHeadroom(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 100},
-		{16 * mib, 100},  // headroom 32 MiB > live: Go's default at most
+		{0, 400},
+		{4 * mib, 400},   // 32 MiB over 4 MiB would be 800: at most 400
+		{16 * mib, 200},  // 32 MiB over 16 MiB
 		{32 * mib, 100},  // 32 MiB over 32 MiB
 		{64 * mib, 50},   // 32 MiB over 64 MiB
 		{128 * mib, 25},  // 32 MiB = a quarter of 128 MiB
