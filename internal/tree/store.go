@@ -110,7 +110,10 @@ func (t *Tree) ownDir(n *node) *dir {
 	case n.dir == nil:
 		n.dir = &dir{pzxid: n.czxid, gen: t.gen}
 	case n.dir.gen != t.gen:
-		n.dir = &dir{kids: n.dir.kids.clone(), pzxid: n.dir.pzxid, cversion: n.dir.cversion, gen: t.gen}
+		d := *n.dir
+		d.kids = d.kids.clone()
+		d.gen = t.gen
+		n.dir = &d
 	}
 	return n.dir
 }

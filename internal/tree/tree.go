@@ -128,9 +128,9 @@ type Tree struct {
 	inTxn bool
 	undo  []func() // inverse actions since Begin, applied in reverse by Rollback
 
-	// gen marks the nodes and children sets this tree may change in place
-	// (see node.gen); Clone gives both trees new generations, so every node
-	// they then share is copied on write.
+	// gen marks the nodes and dirs this tree may change in place (see
+	// node.gen and dir.gen); Clone gives both trees new generations, so
+	// every node and dir they then share is copied on write.
 	gen uint32
 
 	// lastACL is the ACL entry interned last (nil before the first), so
