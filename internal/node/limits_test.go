@@ -126,8 +126,10 @@ func TestAHeldBackProposalAnsweredMeanwhileIsNeverProposed(t *testing.T) {
 		}
 	}
 	nl := c.leader()
-	c.waitFor("members serving", func() bool { return c.nodes[nl].Role().Serving() })
-	if out, err := c.propose(nl, create("/after")); err != nil || out.Err != wire.CodeOK {
+	c.waitFor("members serving", func() bool { return c.nodes[nl].Role().Serving() && c.nodes[l].Role().Serving() })
+	// Through l, whose session it is: from another member (a new leader)
+	// the create would be SESSIONMOVED.
+	if out, err := c.propose(l, create("/after")); err != nil || out.Err != wire.CodeOK {
 		t.Fatalf("create after the members came back: %v %v", out.Err, err)
 	}
 	for i, nd := range c.nodes {
