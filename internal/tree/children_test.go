@@ -90,3 +90,43 @@ func TestChildrenAgainstAMap(t *testing.T) {
 		t.Fatal("a nil set is not empty")
 	}
 }
+
+// The names a set hands out stay what they were while the set changes
+// (appends, deletes that compact its text, a clone's first put), and a
+// clone and its original change apart in the slice form too.
+func TestChildrenNamesOutliveChanges(t *testing.T) {
+	var c children
+	n := &node{}
+	for i := range 200 {
+		c.put(fmt.Sprintf("k%03d", i), n)
+	}
+	kept := c.names()
+	want := slices.Clone(kept)
+	for i := range want {
+		want[i] = string([]byte(want[i])) // copies that share nothing
+	}
+	cl := c.clone()
+	cl.put("k999", n)
+	c.put("k998", n)
+	if cl.get("k998") != nil || c.get("k999") != nil {
+		t.Fatal("a clone and its original see each other's puts")
+	}
+	for i := range 190 { // past half of the text: compacted
+		c.del(fmt.Sprintf("k%03d", i))
+	}
+	if c.dead != 0 {
+		t.Fatalf("%d dead bytes after deleting most names", c.dead)
+	}
+	if got := c.names(); !slices.Equal(got, append(slices.Clone(want[190:]), "k998")) {
+		t.Fatalf("names after deletes: %v", got)
+	}
+	for i := range 200 {
+		c.put(fmt.Sprintf("j%03d", i), n)
+	}
+	if !slices.Equal(kept, want) {
+		t.Fatal("names handed out earlier changed")
+	}
+	if cl.len() != 201 || cl.get("k000") != n {
+		t.Fatalf("the clone changed: %d children", cl.len())
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/wardenzk/warden/internal/quota"
 	"github.com/wardenzk/warden/wire"
@@ -190,7 +189,7 @@ func (l *loader) link(r NodeRecord) error {
 		l.parent, l.parentPath = parent, parentPath
 	}
 	// A name already among its parent's children is a repeated path.
-	if !t.ownDir(l.parent).kids.put(strings.Clone(r.Path[len(parentPath)+1:]), n) {
+	if !t.ownDir(l.parent).kids.put(r.Path[len(parentPath)+1:], n) {
 		return fmt.Errorf("%w: %q appears twice", ErrBadRecords, r.Path)
 	}
 	t.count++

@@ -90,9 +90,7 @@ func (t *Tree) own(path string) *node {
 	parent, _ := splitParent(path)
 	d := t.ownDir(t.own(parent))
 	c := t.copyNode(n)
-	// A fresh key: assigning to an existing key stores the new key string,
-	// and path's would keep the caller's whole path alive.
-	d.kids.put(strings.Clone(path[len(parent)+1:]), c)
+	d.kids.put(path[len(parent)+1:], c)
 	return c
 }
 
@@ -137,7 +135,7 @@ func (t *Tree) record(f func()) {
 // indexes. It does not touch the parent's counters.
 func (t *Tree) insert(path string, n *node) {
 	parent, _ := splitParent(path)
-	t.ownDir(t.own(parent)).kids.put(strings.Clone(path[len(parent)+1:]), n)
+	t.ownDir(t.own(parent)).kids.put(path[len(parent)+1:], n)
 	t.count++
 	t.acquire(n.acl)
 	t.index(path, n)
