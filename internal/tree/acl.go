@@ -210,8 +210,13 @@ func ipMatches(id, expr string) bool {
 // "auth" pseudo-scheme is replaced by one entry per authenticated id of the
 // caller (digest, sasl, x509 — not ip or super) and is ErrInvalidACL when
 // there is none, and other entries must name a known scheme (digest, ip,
-// sasl, x509) with an id that scheme accepts. The result is a new slice.
+// sasl, x509) with an id that scheme accepts. The result is a new slice,
+// or acl itself when it is a single world:anyone entry (the common case,
+// already in its final form).
 func FixupACL(acl []wire.ACL, c Caller) ([]wire.ACL, error) {
+	if len(acl) == 1 && acl[0].ID.Scheme == "world" && acl[0].ID.ID == "anyone" {
+		return acl, nil
+	}
 	uniq := make([]wire.ACL, 0, len(acl))
 	for _, a := range acl {
 		dup := false
