@@ -252,6 +252,20 @@ func (d *Decoder) idString() string {
 // Buffer decodes a buffer; a null buffer (length -1) decodes as nil and an
 // empty one as a non-nil empty slice. The result is a copy.
 func (d *Decoder) Buffer() []byte {
+	p := d.BufferShared()
+	if p == nil {
+		return nil
+	}
+	out := make([]byte, len(p))
+	copy(out, p)
+	return out
+}
+
+// BufferShared decodes a buffer as Buffer does, but returns the bytes in
+// place, sharing the decoder's input (capped, so an append copies): for a
+// field that is decoded further and then dropped, when the input is never
+// changed while the result is in use.
+func (d *Decoder) BufferShared() []byte {
 	n, null := d.length()
 	if null || d.err != nil {
 		return nil
@@ -260,9 +274,7 @@ func (d *Decoder) Buffer() []byte {
 	if p == nil {
 		return nil
 	}
-	out := make([]byte, n)
-	copy(out, p)
-	return out
+	return p[:n:n]
 }
 
 // Strings decodes a vector<ustring>; a null vector decodes as nil.

@@ -48,7 +48,8 @@ type Entry struct {
 	// ACL checks at apply time use them.
 	Auth []wire.ID
 	// Body is the request record as received (for createSession: a
-	// SessionRecord).
+	// SessionRecord). A decoded entry's Body shares the bytes it was
+	// decoded from (see DecodeEntries): decode what is kept out of it.
 	Body []byte
 	// Local marks a write of a local session (localSessionsEnabled): a
 	// session only its proposer knows, so Apply does not require Session
@@ -119,14 +120,10 @@ var ErrNewerEntry = errors.New("fsm: log entry written by a newer version of War
 
 // Encode implements wire.Record. An op missing from entryOps (only tests
 // encode one) is written with EntryVersion; DecodeEntries refuses it.
-func (e *Entry) Encode(enc *wire.Encoder) {
-	v, ok := entryOps[e.Op]
-	if !ok {
-		v = EntryVersion
-	}
-	if e.Local {
-		v = max(v, entryVersion3)
-	}
+func (e *Entry) Encode(enc *wire.Encoder) { e.encode(enc, e.version()) }
+
+// encode writes e with version v (e.version()).
+func (e *Entry) encode(enc *wire.Encoder, v byte) {
 	enc.Byte(v)
 	if v >= entryVersion3 {
 		var flags byte
@@ -146,6 +143,35 @@ func (e *Entry) Encode(enc *wire.Encoder) {
 		e.Auth[i].Encode(enc)
 	}
 	enc.Buffer(e.Body)
+}
+
+// version is the entry version e is written with.
+func (e *Entry) version() byte {
+	v, ok := entryOps[e.Op]
+	if !ok {
+		v = EntryVersion
+	}
+	if e.Local {
+		v = max(v, entryVersion3)
+	}
+	return v
+}
+
+// Marshal returns e encoded, in one allocation of the encoding's size
+// (wire.Marshal would grow it from nothing, copying it several times).
+func (e *Entry) Marshal() []byte {
+	const fixed = 1 + 4 + 8 + 8 + 4 + 8 + 8 + 4 + 4 // version, fields, the two lengths
+	v := e.version()
+	size := fixed + len(e.Body)
+	if v >= entryVersion3 {
+		size++ // flags
+	}
+	for _, id := range e.Auth {
+		size += 4 + len(id.Scheme) + 4 + len(id.ID)
+	}
+	enc := wire.NewEncoder(make([]byte, 0, size))
+	e.encode(enc, v)
+	return enc.Bytes()
 }
 
 // Decode implements wire.Record. It refuses an entry whose version is
@@ -191,7 +217,7 @@ func (e *Entry) Decode(d *wire.Decoder) {
 		id.Decode(d)
 		e.Auth = append(e.Auth, id)
 	}
-	e.Body = d.Buffer()
+	e.Body = d.BufferShared()
 }
 
 // SessionRecord is the body of a createSession entry: what the proposer
@@ -243,7 +269,8 @@ func EncodeBatch(entries [][]byte) []byte {
 }
 
 // DecodeEntries returns the Entries held in the data of one raft entry,
-// batched or not. maxBuffer bounds each field as in wire.Unmarshal.
+// batched or not. maxBuffer bounds each field as in wire.Unmarshal. The
+// entries' Bodies share data, which must not change while they are used.
 func DecodeEntries(data []byte, maxBuffer int) ([]Entry, error) {
 	if len(data) > 0 && data[0] == batchVersion {
 		d := wire.NewDecoder(data[1:], len(data))
@@ -255,7 +282,7 @@ func DecodeEntries(data []byte, maxBuffer int) ([]Entry, error) {
 		}
 		out := make([]Entry, n)
 		for i := range out {
-			b := d.Buffer()
+			b := d.BufferShared()
 			if d.Err() != nil {
 				return nil, fmt.Errorf("fsm: batch entry %d of %d: %w", i, n, d.Err())
 			}

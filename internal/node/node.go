@@ -18,7 +18,6 @@ import (
 	"github.com/wardenzk/warden/internal/replica"
 	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/internal/transport"
-	"github.com/wardenzk/warden/wire"
 )
 
 // ErrProposalLost is wrapped by every failure a Done receives: the
@@ -534,7 +533,7 @@ func (n *Node) Propose(e *fsm.Entry, now time.Time, done Done) error {
 	if e.Time == 0 {
 		e.Time = now.UnixMilli()
 	}
-	data := wire.Marshal(e)
+	data := e.Marshal()
 	n.waitMu.Lock()
 	if n.stopped || !n.Role().Serving() {
 		n.waitMu.Unlock()
@@ -940,7 +939,7 @@ func (n *Node) roleOf(st *replica.Status) Role {
 func (n *Node) lostEntries() {
 	e := &fsm.Entry{Op: fsm.OpRejoin, Origin: int64(n.cfg.ID), ReqID: n.reqID.Add(1)}
 	n.waitMu.Lock()
-	n.enqueueLocked(e.ReqID, wire.Marshal(e), nil)
+	n.enqueueLocked(e.ReqID, e.Marshal(), nil)
 	n.waitMu.Unlock()
 	n.raft.Wake()
 }
