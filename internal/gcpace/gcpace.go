@@ -5,11 +5,12 @@
 // collects. For a large tree that doubles the resident memory (a million
 // znodes of 64 bytes: some 190 MB live, 380 MB resident); for a small heap
 // it means a collection every few MB allocated, which costs throughput.
-// Tune keeps the headroom at max(MinHeadroom, L/4) instead: GOGC above 100
-// while the live heap is under MinHeadroom (at most 400), falling to 25 at
-// 4 × MinHeadroom, which costs more frequent collections of a heap that
-// is mostly the tree. Relax takes the collector out of the way while a
-// snapshot is loaded, when almost everything allocated is kept.
+// Tune keeps the headroom at max(MinHeadroom, L/8) instead: GOGC above 100
+// while the live heap is under MinHeadroom (at most 400), falling to 12 at
+// 8 × MinHeadroom, which costs more frequent collections of a heap that
+// is mostly the tree (memory is what a large tree runs short of first).
+// Relax takes the collector out of the way while a snapshot is loaded,
+// when almost everything allocated is kept.
 //
 // A GOGC environment variable is the operator's choice: Tune then leaves
 // the setting alone (Relax still applies during loads).
@@ -30,7 +31,7 @@ const MinHeadroom = 32 << 20
 // Bounds of the GOGC Tune sets.
 const (
 	maxPercent = 400 // a live heap under MinHeadroom/4 gets less than MinHeadroom
-	minPercent = 25  // never less than a quarter of live
+	minPercent = 12  // never less than an eighth of live
 )
 
 // relaxedPercent is GOGC while a snapshot loads when the process's
@@ -87,13 +88,13 @@ func Relax() (restore func()) {
 	}
 }
 
-// Percent is the GOGC that leaves max(MinHeadroom, live/4) of headroom
-// over a live heap of live bytes, between 25 and 400.
+// Percent is the GOGC that leaves max(MinHeadroom, live/8) of headroom
+// over a live heap of live bytes, between 12 and 400.
 func Percent(live uint64) int {
 	if live == 0 {
 		return maxPercent
 	}
-	headroom := max(uint64(MinHeadroom), live/4)
+	headroom := max(uint64(MinHeadroom), live/8)
 	p := headroom * 100 / live
 	return int(min(max(p, minPercent), maxPercent))
 }

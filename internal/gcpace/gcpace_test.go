@@ -16,7 +16,7 @@ func gogc() int {
 	return p
 }
 
-func TestPercentLeavesAQuarterOfLiveOrMinHeadroom(t *testing.T) {
+func TestPercentLeavesAnEighthOfLiveOrMinHeadroom(t *testing.T) {
 	const mib = 1 << 20
 	tests := []struct {
 		live uint64
@@ -27,8 +27,9 @@ func TestPercentLeavesAQuarterOfLiveOrMinHeadroom(t *testing.T) {
 		{16 * mib, 200},  // 32 MiB over 16 MiB
 		{32 * mib, 100},  // 32 MiB over 32 MiB
 		{64 * mib, 50},   // 32 MiB over 64 MiB
-		{128 * mib, 25},  // 32 MiB = a quarter of 128 MiB
-		{1024 * mib, 25}, // a quarter
+		{128 * mib, 25},  // 32 MiB over 128 MiB
+		{256 * mib, 12},  // 32 MiB = an eighth of 256 MiB (12.5)
+		{1024 * mib, 12}, // an eighth
 	}
 	for _, tt := range tests {
 		if got := Percent(tt.live); got != tt.want {
@@ -124,8 +125,8 @@ func TestTuneFollowsTheLiveHeapAndYieldsToLoads(t *testing.T) {
 	live.Store(1 << 30)
 	stop := tune(live.Load, time.Millisecond)
 	defer stop()
-	if got := gogc(); got != 25 {
-		t.Fatalf("GOGC with 1 GiB live right after tune: %d, want 25", got)
+	if got := gogc(); got != 12 {
+		t.Fatalf("GOGC with 1 GiB live right after tune: %d, want 12", got)
 	}
 	live.Store(64 << 20)
 	awaitGOGC(t, 50, "64 MiB live")
@@ -142,7 +143,7 @@ func TestTuneFollowsTheLiveHeapAndYieldsToLoads(t *testing.T) {
 		}
 	}
 	restore()
-	awaitGOGC(t, 25, "1 GiB live after the load")
+	awaitGOGC(t, 12, "1 GiB live after the load")
 
 	stop()
 	if got := gogc(); got != 90 {
