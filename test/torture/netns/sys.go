@@ -81,9 +81,11 @@ func listHostLinks() ([]string, error) {
 }
 
 // deleteHostLink deletes interface name in the host namespace if it
-// exists.
+// exists. A veth end whose peer's namespace was just deleted may still
+// be listed while the kernel tears it down; deleting it then answers
+// "No such device", which also means it is gone.
 func deleteHostLink(name string) error {
-	return ipIgnoring([]string{"Cannot find device", "does not exist"}, "link", "delete", name)
+	return ipIgnoring([]string{"Cannot find device", "does not exist", "No such device"}, "link", "delete", name)
 }
 
 // mountEntry is one tmpfs mount of this process's mount namespace.
