@@ -3,6 +3,7 @@ package replica
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -404,4 +405,74 @@ func TestSnapshotMarkerWaitsOutAFullDisk(t *testing.T) {
 	})
 	m.propose("after")
 	waitUntil(t, "a write after the full disk", func() bool { return len(m.got()) == 11 })
+}
+
+// gatedWAL is a memWAL whose next Save, once hold is set, waits for
+// release; it records how many entries each Save carried.
+type gatedWAL struct {
+	*memWAL
+	hold    atomic.Bool
+	held    chan struct{}
+	release chan struct{}
+
+	mu    sync.Mutex
+	sizes []int // entries per Save that had any
+}
+
+func (w *gatedWAL) Save(hs *raftpb.HardState, ents []*raftpb.Entry, mustSync bool) error {
+	if w.hold.CompareAndSwap(true, false) {
+		w.held <- struct{}{}
+		<-w.release
+	}
+	if len(ents) > 0 {
+		w.mu.Lock()
+		w.sizes = append(w.sizes, len(ents))
+		w.mu.Unlock()
+	}
+	return w.memWAL.Save(hs, ents, mustSync)
+}
+
+func TestMessagesQueuedDuringAWriteShareTheNextOne(t *testing.T) {
+	wal := &gatedWAL{memWAL: &memWAL{snap: BootstrapSnapshot([]uint64{1}, nil)},
+		held: make(chan struct{}), release: make(chan struct{})}
+	m := &member{id: 1, wal: wal.memWAL, updates: make(chan Update, 16)}
+	st, applied := wal.recover(t)
+	node, err := StartNode(Config{
+		ID: 1, Storage: st, Applied: applied, WAL: wal, Updates: m.updates, Proposals: m.proposals,
+		Tick: time.Millisecond, Campaign: true, Fatal: func(err error) { t.Errorf("fatal: %v", err) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.node = node
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); m.drain(t, done) }()
+	t.Cleanup(func() { node.Stop(); close(done); wg.Wait() })
+	waitUntil(t, "leadership", func() bool { return leaderOf([]*member{m}) == m })
+
+	// The loop blocks writing "first"; meanwhile proposals forwarded by
+	// another member queue up, each in a message of its own.
+	wal.hold.Store(true)
+	m.propose("first")
+	<-wal.held
+	const k = 20
+	for i := range k {
+		node.Deliver(&raftpb.Message{Type: raftpb.MessageType_MsgProp.Enum(), From: proto.Uint64(2), To: proto.Uint64(1),
+			Entries: []*raftpb.Entry{{Data: []byte(fmt.Sprint("forwarded ", i))}}})
+	}
+	if got := len(node.recvc); got != k {
+		t.Fatalf("%d messages queued, want %d", got, k)
+	}
+	wal.mu.Lock()
+	before := len(wal.sizes)
+	wal.mu.Unlock()
+	close(wal.release)
+	waitUntil(t, "every entry handed over", func() bool { return len(m.got()) == k+1 })
+	wal.mu.Lock()
+	defer wal.mu.Unlock()
+	if after := wal.sizes[before:]; len(after) != 2 || after[0] != 1 || after[1] != k {
+		t.Fatalf("writes after the held one carried %v entries, want [1 %d]: the queued messages should share one write", after, k)
+	}
 }
