@@ -29,7 +29,8 @@
 #             times per run
 #   javaload  the same write and read throughput measured by a second load
 #             generator we did not tune: scripts/javaload/Load.java, on
-#             ZooKeeper's own Java client (it shuffles the connect string)
+#             ZooKeeper's own Java client (it shuffles the connect string),
+#             with its NIO and its Netty transport
 #
 # Environment:
 #   REPS=3         repetitions (medians are quoted)

@@ -21,13 +21,18 @@ mkdir -p "$JAVALOAD"
 javac -d "$JAVALOAD" -cp "$CP" "$ROOT/scripts/javaload/Load.java"
 
 # javaload KIND REP SERVERS: write then read throughput by ZooKeeper's Java
-# client against the connect string SERVERS, into
-# $RESULTS/javaload-KIND-{write,read}-REP.txt.
+# client against the connect string SERVERS, with each of its transports
+# (NIO, its default, and Netty), into
+# $RESULTS/javaload-KIND-TRANSPORT-{write,read}-REP.txt (ops/s) and the
+# client's own CPU use in those seconds into the same names with .cores.
 javaload() {
-	local kind=$1 rep=$2 servers=$3 mode
-	for mode in write read; do
-		java -cp "$CP:$JAVALOAD" Load "$servers" "${DURATION%s}" 8 32 1024 "$mode" |
-			sed -n 's/^ops_per_sec=\([0-9]*\).*/\1/p' >"$RESULTS/javaload-$kind-$mode-$rep.txt"
+	local kind=$1 rep=$2 servers=$3 mode transport out
+	for transport in nio netty; do
+		for mode in write read; do
+			out=$(java -cp "$CP:$JAVALOAD" Load "$servers" "${DURATION%s}" 8 32 1024 "$mode" "$transport")
+			sed -n 's/^ops_per_sec=\([0-9]*\).*/\1/p' <<<"$out" >"$RESULTS/javaload-$kind-$transport-$mode-$rep.txt"
+			sed -n 's/.*client_cores=\([0-9.]*\).*/\1/p' <<<"$out" >"$RESULTS/javaload-$kind-$transport-$mode-$rep.cores"
+		done
 	done
 }
 
@@ -37,7 +42,7 @@ median() { cat "$@" | sort -n | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1
 # javaload_table HEADING SPREAD prints the cross-check as a Markdown section
 # (SPREAD says where the sessions went).
 javaload_table() {
-	local heading=$1 spread=$2 mode w z
+	local heading=$1 spread=$2 mode transport w z
 	cat <<TABLE
 
 $heading
@@ -45,15 +50,23 @@ $heading
 The same throughputs measured by a second load generator that we did not write against either
 server: \`scripts/javaload/Load.java\`, on ZooKeeper's own Java client (8 sessions, each keeping
 32 asynchronous calls in flight on 100 keys of 1 KiB; $spread; ${DURATION} after 1 s of
-warm-up). Medians of $REPS runs, ops/s.
+warm-up), with each of the client's two transports: NIO, its default, and Netty
+(\`zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty\`, the one TLS needs).
+Medians of $REPS runs, ops/s; "client cores" is the CPU time the Java client used in the
+counted seconds divided by them, against each server (the machine has $(nproc) cores, shared
+with the server).
 
-| measure | warden | zookeeper | ratio warden / zookeeper |
-|---|---|---|---|
+| measure | warden | zookeeper | ratio warden / zookeeper | client cores, warden / zookeeper |
+|---|---|---|---|---|
 TABLE
-	for mode in write read; do
-		w=$(median "$RESULTS"/javaload-warden-$mode-*.txt)
-		z=$(median "$RESULTS"/javaload-zookeeper-$mode-*.txt)
-		printf '| %s throughput (Java client) | %s | %s | %s× |\n' "$mode" "$w" "$z" \
-			"$(awk -v w="$w" -v z="$z" 'BEGIN { if (z > 0) printf "%.2f", w / z; else print "n/a" }')"
+	for transport in nio netty; do
+		for mode in write read; do
+			w=$(median "$RESULTS"/javaload-warden-$transport-$mode-*.txt)
+			z=$(median "$RESULTS"/javaload-zookeeper-$transport-$mode-*.txt)
+			printf '| %s throughput (Java client, %s) | %s | %s | %s× | %s / %s |\n' "$mode" "$transport" "$w" "$z" \
+				"$(awk -v w="$w" -v z="$z" 'BEGIN { if (z > 0) printf "%.2f", w / z; else print "n/a" }')" \
+				"$(median "$RESULTS"/javaload-warden-$transport-$mode-*.cores)" \
+				"$(median "$RESULTS"/javaload-zookeeper-$transport-$mode-*.cores)"
+		done
 	done
 }

@@ -2,14 +2,19 @@
 // to check the headline figures of `warden bench` (a generator can flatter
 // the server it was tuned against).
 //
-//   java -cp <zookeeper jars>:. Load CONNECT SECONDS SESSIONS INFLIGHT PAYLOAD write|read
+//   java -cp <zookeeper jars>:. Load CONNECT SECONDS SESSIONS INFLIGHT PAYLOAD write|read [nio|netty]
 //
 // SESSIONS ZooKeeper handles on CONNECT (the client shuffles the string, so
 // sessions spread over the members at random), each keeping INFLIGHT
 // asynchronous setData (write) or getData (read) calls in flight on its own
-// 100 keys /javaload/s<i>-k<j> (created first, PAYLOAD bytes). After one
-// second of warm-up it counts the calls answered OK for SECONDS and prints
-// one line: "ops_per_sec=<n> errors=<n>".
+// 100 keys /javaload/s<i>-k<j> (created first, PAYLOAD bytes). The client's
+// transport is its default, NIO (ClientCnxnSocketNIO), or with "netty" its
+// Netty one (ClientCnxnSocketNetty, the one TLS needs). After one second of
+// warm-up it counts the calls answered OK for SECONDS and prints one line:
+// "ops_per_sec=<n> errors=<n> client_cores=<c>", c being the CPU time this
+// JVM used in those SECONDS divided by them (1.0 is a whole core).
+import com.sun.management.OperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -35,6 +40,11 @@ public class Load {
         int inflight = Integer.parseInt(args[3]);
         byte[] payload = new byte[Integer.parseInt(args[4])];
         boolean write = args[5].equals("write");
+        if (args.length > 6 && args[6].equals("netty")) {
+            System.setProperty("zookeeper.clientCnxnSocket", "org.apache.zookeeper.ClientCnxnSocketNetty");
+        } else if (args.length > 6 && !args[6].equals("nio")) {
+            throw new IllegalArgumentException("transport " + args[6] + ": want nio or netty");
+        }
 
         List<ZooKeeper> zks = new ArrayList<>();
         for (int i = 0; i < sessions; i++) {
@@ -94,14 +104,17 @@ public class Load {
             t.start();
         }
         Thread.sleep(1000);
+        OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long cpu0 = os.getProcessCpuTime();
         counting.set(true);
         long start = System.nanoTime();
         Thread.sleep(seconds * 1000L);
         counting.set(false);
         double elapsed = (System.nanoTime() - start) / 1e9;
+        double cores = (os.getProcessCpuTime() - cpu0) / 1e9 / elapsed;
         stop.set(true);
         for (Thread t : threads) t.join(30000);
-        System.out.printf("ops_per_sec=%.0f errors=%d%n", ok.get() / elapsed, errors.get());
+        System.out.printf("ops_per_sec=%.0f errors=%d client_cores=%.2f%n", ok.get() / elapsed, errors.get(), cores);
         for (ZooKeeper zk : zks) zk.close();
     }
 
