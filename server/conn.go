@@ -435,10 +435,11 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	} else {
 		c.srv.metrics.ConnectionRevalidateCount.Inc()
 		sid := fsm.SessionID(req.SessionID)
-		c.srv.node.RLock()
-		ok := c.srv.node.FSM().CheckPassword(sid, req.Passwd)
-		sess, _ := c.srv.node.FSM().Session(sid)
-		c.srv.node.RUnlock()
+		sess, ok, err := c.srv.checkSession(sid, req.Passwd)
+		if err != nil {
+			c.log.Info("could not check the session against the log; the client will retry", "session", sid, "err", err)
+			return false
+		}
 		if ok && sess.Owner != c.srv.id && !c.srv.node.Standalone() {
 			// The session moves here: writes still proposed for it by the
 			// server it leaves get SESSIONMOVED.

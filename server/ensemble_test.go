@@ -498,6 +498,66 @@ func TestEnsembleSessionMovesAndTheOldConnectionCloses(t *testing.T) {
 	rawSession(t, e.Addr(a), id, passwd)
 }
 
+// A client re-attaching on a member that has not yet applied its
+// session's creation is not told the session expired: the member orders
+// its check after the log (ZooKeeper's follower asks the leader, which
+// knows every session it committed).
+func TestEnsembleMemberBehindFindsAReconnectingSession(t *testing.T) {
+	e := servertest.StartTestEnsemble(t, 3)
+	l, fs := e.Leader(), e.Followers()
+	a, behind := fs[0], fs[1]
+	e.Net.HoldEntries(e.RaftID(behind))
+	t.Cleanup(e.Net.Heal)
+	_, id, passwd := rawSession(t, e.Addr(a), 0, nil)
+	if !e.Member(behind).Serving() {
+		t.Fatal("the member held behind stopped serving")
+	}
+
+	nc, err := net.DialTimeout("tcp", e.Addr(behind), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	req := wire.ConnectRequest{TimeOut: 10000, SessionID: id, Passwd: passwd}
+	if _, err := nc.Write(wire.AppendRecords(nil, &req)); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		resp wire.ConnectResponse
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		var r answer
+		var frame []byte
+		if frame, r.err = wire.ReadFrame(bufio.NewReader(nc), 0, nil); r.err == nil {
+			r.err = wire.Unmarshal(frame, &r.resp, 0)
+		}
+		answered <- r
+	}()
+	// Until the member hears of the log past the session's creation, it
+	// must not answer; once the leader has applied more (the member's
+	// barrier), the held entries go through.
+	applied := e.Member(l).AppliedIndex()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Member(l).AppliedIndex() == applied {
+		select {
+		case r := <-answered:
+			t.Fatalf("the member behind answered before applying the session's creation: %+v, %v", r.resp, r.err)
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the member behind put nothing in the log within 10s")
+		}
+	}
+	e.Net.ReleaseEntries(e.RaftID(behind))
+	r := <-answered
+	if r.err != nil || r.resp.SessionID != id || r.resp.TimeOut == 0 {
+		t.Fatalf("re-attach on the member that was behind: %+v, %v (want session %#x)", r.resp, r.err, id)
+	}
+}
+
 func TestEnsembleMemberWithAFullDiskStepsAsideAndCatchesUp(t *testing.T) {
 	full := storage.NewFullFS()
 	e := servertest.StartTestEnsemble(t, 3, servertest.WithMemberFS(0, full))

@@ -90,6 +90,34 @@ func (s *Server) roundToTick(t time.Time) time.Time {
 	return time.UnixMilli((ms/tk + 1) * tk)
 }
 
+// checkSession looks up a reconnecting client's session and reports
+// whether passwd is its password. In an ensemble, a session this member
+// does not know may be one whose creation it has not applied yet: the
+// client heard of it from a member ahead (the leader commits before it
+// applies, and members apply at their own pace). A sync through the log,
+// ordered after every entry committed before it, then settles it before
+// the client is told its session expired, as ZooKeeper's follower asks
+// the leader to revalidate the session. An error means the outcome is
+// unknown (no leader): the client should try again.
+func (s *Server) checkSession(id fsm.SessionID, passwd []byte) (*fsm.Session, bool, error) {
+	lookup := func() (sess *fsm.Session, known, ok bool) {
+		s.node.RLock()
+		defer s.node.RUnlock()
+		f := s.node.FSM()
+		sess, known = f.Session(id)
+		return sess, known, f.CheckPassword(id, passwd)
+	}
+	sess, known, ok := lookup()
+	if known || id == 0 || s.node.Standalone() {
+		return sess, ok, nil
+	}
+	if _, err := s.proposeAndWait(&fsm.Entry{Op: wire.OpSync, Body: wire.Marshal(&wire.SyncRequest{Path: "/"})}); err != nil {
+		return nil, false, err
+	}
+	sess, _, ok = lookup()
+	return sess, ok, nil
+}
+
 // errMovedAway: a reconnecting client's session was moved to another
 // member while it attached here; the connection is dropped unanswered so
 // that the client tries again.

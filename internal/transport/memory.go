@@ -16,8 +16,9 @@ const memQueue = 4096
 // Network is an in-process network of members for tests. Links are
 // reliable and ordered until a test breaks them: Partition and Isolate
 // cut links, SetDrop loses a fraction of messages (from a seeded source,
-// so a schedule reproduces), SetDelay holds messages back; Heal undoes it
-// all. It is safe for concurrent use.
+// so a schedule reproduces), SetDelay holds messages back, HoldEntries
+// keeps a member behind the log; Heal undoes it all. It is safe for
+// concurrent use.
 type Network struct {
 	mu sync.Mutex
 	// members maps a member id to its endpoint.
@@ -29,7 +30,10 @@ type Network struct {
 	isolated map[uint64]bool
 	drop     float64
 	delay    time.Duration
-	rng      *rand.Rand
+	// held maps a member whose log entries are held back (HoldEntries)
+	// to the messages set aside for it, in the order they came.
+	held map[uint64][]heldMsg
+	rng  *rand.Rand
 	// dropped counts messages lost to cuts, drops and full queues.
 	dropped int
 }
@@ -40,6 +44,7 @@ func NewNetwork(seed uint64) *Network {
 		members:  make(map[uint64]*memEndpoint),
 		group:    make(map[uint64]int),
 		isolated: make(map[uint64]bool),
+		held:     make(map[uint64][]heldMsg),
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 	}
 }
@@ -97,14 +102,53 @@ func (n *Network) SetDelay(d time.Duration) {
 	n.mu.Unlock()
 }
 
-// Heal reconnects everything and stops drops and delays.
-func (n *Network) Heal() {
+// heldMsg is a message HoldEntries set aside, with the endpoint that
+// sent it.
+type heldMsg struct {
+	from *memEndpoint
+	m    *raftpb.Message
+}
+
+// HoldEntries sets aside the messages that carry log entries to member id
+// (MsgApp) until ReleaseEntries: it keeps hearing its leader's heartbeats,
+// so it goes on serving, but applies nothing new, as a member whose disk
+// or link is slow falls behind.
+func (n *Network) HoldEntries(id uint64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if _, ok := n.held[id]; !ok {
+		n.held[id] = nil
+	}
+}
+
+// ReleaseEntries delivers what HoldEntries set aside for id, in order,
+// and lets later messages through.
+func (n *Network) ReleaseEntries(id uint64) {
+	n.mu.Lock()
+	msgs := n.held[id]
+	delete(n.held, id)
+	n.mu.Unlock()
+	for _, h := range msgs {
+		h.from.deliver(id, h.m)
+	}
+}
+
+// Heal reconnects everything, stops drops and delays, and releases held
+// entries.
+func (n *Network) Heal() {
+	n.mu.Lock()
 	n.group = make(map[uint64]int)
 	n.isolated = make(map[uint64]bool)
 	n.drop = 0
 	n.delay = 0
+	held := make([]uint64, 0, len(n.held))
+	for id := range n.held {
+		held = append(held, id)
+	}
+	n.mu.Unlock()
+	for _, id := range held {
+		n.ReleaseEntries(id)
+	}
 }
 
 // Dropped returns how many messages the network has lost so far.
@@ -284,6 +328,11 @@ func (e *memEndpoint) deliver(to uint64, m *raftpb.Message) {
 	dst := n.members[to]
 	// Cuts made after the message was queued apply too.
 	ok := dst != nil && !n.isolated[e.id] && !n.isolated[to] && n.group[e.id] == n.group[to]
+	if held, hold := n.held[to]; ok && hold && m.GetType() == raftpb.MessageType_MsgApp {
+		n.held[to] = append(held, heldMsg{from: e, m: m})
+		n.mu.Unlock()
+		return
+	}
 	n.mu.Unlock()
 	// So do peer sets, changed since.
 	ok = ok && e.isPeer(to) && dst.isPeer(e.id)
