@@ -615,6 +615,7 @@ func (n *Node) run() {
 			n.compactAt = 0 // compactLog looks at least once a tick
 			n.fastElect()
 			n.sayFarewells()
+			n.handOverAgain()
 			n.publishProgress()
 		case <-n.wake:
 			n.propose()
@@ -910,6 +911,24 @@ func (n *Node) handOver(cs *raftpb.ConfState) {
 	if target != 0 {
 		n.log.Info("this member left the voters: handing leadership over", "to_raft_id", target)
 		n.rn.TransferLeader(target)
+	}
+}
+
+// handOverAgain hands leadership over once more when raft gave up on the
+// last hand-over and this member still leads without being a voter: the
+// target did not catch up, or did not get the word, within an election
+// timeout (a slow or overloaded member, a lost message). Raft does not try
+// again, and the others, hearing this leader's heartbeats, would never
+// elect one of their own.
+func (n *Node) handOverAgain() {
+	if st := n.rn.BasicStatus(); st.RaftState != raft.StateLeader || st.LeadTransferee != 0 {
+		return
+	}
+	n.mu.Lock()
+	cs := n.confState
+	n.mu.Unlock()
+	if cs != nil && len(cs.GetVoters()) > 0 {
+		n.handOver(cs)
 	}
 }
 

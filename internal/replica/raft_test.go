@@ -476,3 +476,27 @@ func TestMessagesQueuedDuringAWriteShareTheNextOne(t *testing.T) {
 		t.Fatalf("writes after the held one carried %v entries, want [1 %d]: the queued messages should share one write", after, k)
 	}
 }
+
+// A leader that a conf change removed hands leadership over; when raft
+// gives up on the transfer (here its MsgTimeoutNow is lost), the leader
+// tries again rather than leading on, out of the voters, for ever (the
+// others hear its heartbeats, so they never elect a leader of their own).
+func TestRemovedLeaderHandsOverAgainWhenATransferFails(t *testing.T) {
+	ms, netw := startMembers(t, 3)
+	waitUntil(t, "a leader", func() bool { return leaderOf(ms) != nil })
+	l := leaderOf(ms)
+	netw.DropTypes(raftpb.MessageType_MsgTimeoutNow)
+	l.node.ProposeConfChange(&raftpb.ConfChangeV2{Changes: []*raftpb.ConfChangeSingle{
+		{Type: raftpb.ConfChangeType_ConfChangeRemoveNode.Enum(), NodeId: proto.Uint64(l.id)}}})
+	// One MsgTimeoutNow lost is the first transfer; raft gives it up after
+	// an election timeout, and a second one lost is the leader trying again.
+	waitUntil(t, "the leader's second try at handing over", func() bool { return netw.Dropped() >= 2 })
+	if leaderOf(ms) != l {
+		t.Fatal("leadership moved although every MsgTimeoutNow was lost")
+	}
+	netw.DropTypes()
+	waitUntil(t, "a voter leading", func() bool {
+		nl := leaderOf(ms)
+		return nl != nil && nl != l
+	})
+}

@@ -30,6 +30,8 @@ type Network struct {
 	isolated map[uint64]bool
 	drop     float64
 	delay    time.Duration
+	// lost holds the message types DropTypes loses.
+	lost map[raftpb.MessageType]bool
 	// held maps a member whose log entries are held back (HoldEntries)
 	// to the messages set aside for it, in the order they came.
 	held map[uint64][]heldMsg
@@ -102,6 +104,18 @@ func (n *Network) SetDelay(d time.Duration) {
 	n.mu.Unlock()
 }
 
+// DropTypes loses every message of the given types (none: stops losing
+// them) until Heal: MsgTimeoutNow, say, to make a leadership transfer
+// fail while everything else goes through.
+func (n *Network) DropTypes(types ...raftpb.MessageType) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.lost = make(map[raftpb.MessageType]bool, len(types))
+	for _, t := range types {
+		n.lost[t] = true
+	}
+}
+
 // heldMsg is a message HoldEntries set aside, with the endpoint that
 // sent it.
 type heldMsg struct {
@@ -141,6 +155,7 @@ func (n *Network) Heal() {
 	n.isolated = make(map[uint64]bool)
 	n.drop = 0
 	n.delay = 0
+	n.lost = nil
 	held := make([]uint64, 0, len(n.held))
 	for id := range n.held {
 		held = append(held, id)
@@ -158,13 +173,16 @@ func (n *Network) Dropped() int {
 	return n.dropped
 }
 
-// connected reports whether a message from → to may pass now, and how long
-// it is held back; the caller holds n.mu.
-func (n *Network) connected(from, to uint64) (bool, time.Duration) {
+// connected reports whether a message of type t from → to may pass now,
+// and how long it is held back; the caller holds n.mu.
+func (n *Network) connected(from, to uint64, t raftpb.MessageType) (bool, time.Duration) {
 	if n.isolated[from] || n.isolated[to] || n.group[from] != n.group[to] {
 		return false, 0
 	}
 	if n.drop > 0 && n.rng.Float64() < n.drop {
+		return false, 0
+	}
+	if n.lost[t] {
 		return false, 0
 	}
 	return true, n.delay
@@ -251,7 +269,7 @@ func (e *memEndpoint) send(m *raftpb.Message) {
 	}
 	n := e.net
 	n.mu.Lock()
-	ok, delay := n.connected(e.id, to)
+	ok, delay := n.connected(e.id, to, m.GetType())
 	if !ok {
 		n.dropped++
 	}
