@@ -443,7 +443,6 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		if ok && sess.Owner != c.srv.id && !c.srv.node.Standalone() {
 			// The session moves here: writes still proposed for it by the
 			// server it leaves get SESSIONMOVED.
-			var err error
 			if ok, err = c.srv.attach(sid); err != nil && c.srv.awaitServing() {
 				// Proposed to a leader that was handing leadership over:
 				// once more, to the next one.
@@ -458,7 +457,6 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 			c.srv.attached(int64(sid))
 		}
 		if ok {
-			var err error
 			if ok, err = c.srv.reattach(sid, c, time.Duration(timeout)*time.Millisecond); err != nil {
 				c.log.Info("could not move the session here; the client will retry", "session", sid, "err", err)
 				return false
