@@ -30,7 +30,9 @@
 #   javaload  the same write and read throughput measured by a second load
 #             generator we did not tune: scripts/javaload/Load.java, on
 #             ZooKeeper's own Java client (it shuffles the connect string),
-#             with its NIO and its Netty transport
+#             with its NIO and its Netty transport; once per repetition
+#             also against a server that does no work
+#             (scripts/javaload/noopserver): the client's own ceiling
 #
 # Environment:
 #   REPS=3         repetitions (medians are quoted)
@@ -332,6 +334,8 @@ for rep in $(seq 1 "$REPS"); do
 			stop_ensemble
 		done
 	done
+	log "rep $rep/$REPS: javaload on the no-op server (the client's ceiling)"
+	javaload_ceiling "$rep"
 done
 elapsed=$(($(date +%s) - started))
 log "runs done in ${elapsed}s (raw results in $RESULTS); writing $SECTION and $OUT"

@@ -15,7 +15,9 @@
 # directory next to the data directories) and, for each of SCALE_SIZES, the
 # memory per znode (scale) and the restart time with that many znodes, and
 # the write and read throughput measured by a second load generator, on
-# ZooKeeper's own Java client (scripts/javaload/Load.java).
+# ZooKeeper's own Java client (scripts/javaload/Load.java), and that
+# client's own ceiling here: the same runs against a server that does no
+# work (scripts/javaload/noopserver).
 #
 # Environment:
 #   REPS=3        repetitions (medians are quoted)
@@ -200,6 +202,8 @@ for rep in $(seq 1 "$REPS"); do
 		javaload "$kind" "$rep" "127.0.0.1:$PORT"
 		stop_server
 	done
+	log "rep $rep/$REPS: javaload on the no-op server (the client's ceiling)"
+	javaload_ceiling "$rep"
 	# Scale: memory at each size (a fresh server each), then the restart
 	# time with the data in place.
 	for size in $SCALE_SIZES; do

@@ -36,13 +36,41 @@ javaload() {
 	done
 }
 
+# The no-op server (scripts/javaload/noopserver) answers every call at once
+# and stores nothing: what the Java client reaches against it is the
+# client's own ceiling on this machine, the practical limit of any server
+# that shares the cores with the client.
+NOOP=$WORK/noopserver
+(cd "$ROOT" && go build -o "$NOOP" ./scripts/javaload/noopserver)
+NOOP_ADDR=127.0.0.1:$((PORT + 89))
+
+# javaload_ceiling REP runs javaload against the no-op server, as KIND
+# "ceiling".
+javaload_ceiling() {
+	"$NOOP" -addr "$NOOP_ADDR" &
+	local pid=$! i
+	for i in $(seq 1 100); do
+		if { exec 3<>"/dev/tcp/${NOOP_ADDR%:*}/${NOOP_ADDR#*:}"; } 2>/dev/null; then
+			exec 3<&- 3>&-
+			break
+		fi
+		sleep 0.05
+	done
+	javaload ceiling "$1" "$NOOP_ADDR"
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+}
+
+# ratio A B SUFFIX prints A / B with two decimals and SUFFIX, or n/a.
+ratio() { awk -v a="$1" -v b="$2" -v s="$3" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f%s", a / b, s; else print "n/a" }'; }
+
 # median FILES...: the median of the numbers in the files (one each).
 median() { cat "$@" | sort -n | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1) / 2)] : "n/a")}'; }
 
 # javaload_table HEADING SPREAD prints the cross-check as a Markdown section
 # (SPREAD says where the sessions went).
 javaload_table() {
-	local heading=$1 spread=$2 mode transport w z
+	local heading=$1 spread=$2 mode transport w z c
 	cat <<TABLE
 
 $heading
@@ -54,19 +82,24 @@ warm-up), with each of the client's two transports: NIO, its default, and Netty
 (\`zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty\`, the one TLS needs).
 Medians of $REPS runs, ops/s; "client cores" is the CPU time the Java client used in the
 counted seconds divided by them, against each server (the machine has $(nproc) cores, shared
-with the server).
+with the server). "Client's ceiling" is the same run against \`scripts/javaload/noopserver\`,
+a server that answers every call at once and stores nothing: what the client reaches when the
+server costs next to nothing, the practical ceiling of any server that shares the cores with
+it; the last column is Warden's share of it.
 
-| measure | warden | zookeeper | ratio warden / zookeeper | client cores, warden / zookeeper |
-|---|---|---|---|---|
+| measure | warden | zookeeper | ratio warden / zookeeper | client cores, warden / zookeeper | client's ceiling | warden / ceiling |
+|---|---|---|---|---|---|---|
 TABLE
 	for transport in nio netty; do
 		for mode in write read; do
 			w=$(median "$RESULTS"/javaload-warden-$transport-$mode-*.txt)
 			z=$(median "$RESULTS"/javaload-zookeeper-$transport-$mode-*.txt)
-			printf '| %s throughput (Java client, %s) | %s | %s | %s× | %s / %s |\n' "$mode" "$transport" "$w" "$z" \
-				"$(awk -v w="$w" -v z="$z" 'BEGIN { if (z > 0) printf "%.2f", w / z; else print "n/a" }')" \
+			c=$(median "$RESULTS"/javaload-ceiling-$transport-$mode-*.txt)
+			printf '| %s throughput (Java client, %s) | %s | %s | %s | %s / %s | %s | %s |\n' "$mode" "$transport" "$w" "$z" \
+				"$(ratio "$w" "$z" ×)" \
 				"$(median "$RESULTS"/javaload-warden-$transport-$mode-*.cores)" \
-				"$(median "$RESULTS"/javaload-zookeeper-$transport-$mode-*.cores)"
+				"$(median "$RESULTS"/javaload-zookeeper-$transport-$mode-*.cores)" \
+				"$c" "$(ratio "$w" "$c" "")"
 		done
 	done
 }
