@@ -138,6 +138,10 @@ type Set struct {
 	SnapshotBytes prometheus.Gauge
 	// RequestDuration is warden_request_duration_seconds{op}.
 	RequestDuration *prometheus.HistogramVec
+	// requestObservers caches RequestDuration's child of each op
+	// (string → prometheus.Observer): finding it again hashes the label
+	// on every request.
+	requestObservers sync.Map
 	// LeaderChanges is warden_leader_changes_total.
 	LeaderChanges prometheus.Counter
 
@@ -309,7 +313,11 @@ func (s *Set) ObserveRequest(op string, write bool, d time.Duration) {
 	} else {
 		s.ReadLatency.ObserveDuration(d)
 	}
-	s.RequestDuration.WithLabelValues(op).Observe(d.Seconds())
+	o, ok := s.requestObservers.Load(op)
+	if !ok {
+		o, _ = s.requestObservers.LoadOrStore(op, s.RequestDuration.WithLabelValues(op))
+	}
+	o.(prometheus.Observer).Observe(d.Seconds())
 }
 
 // ObserveFsync records one fsync of the write-ahead log: fsynctime (ms),
