@@ -15,10 +15,10 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 
@@ -43,8 +43,8 @@ func main() {
 		}
 		go func() {
 			defer nc.Close()
-			if err := serve(nc, payload); err != nil && err != io.EOF {
-				slog.Debug("connection ended", "err", err)
+			if err := serve(nc, payload); err != nil && !errors.Is(err, io.EOF) {
+				fmt.Fprintf(os.Stderr, "noopserver: connection from %s: %v\n", nc.RemoteAddr(), err)
 			}
 		}()
 	}
