@@ -86,8 +86,10 @@ func serve(nc net.Conn, payload []byte) error {
 		switch h.Type {
 		case wire.OpCreate:
 			out = wire.AppendRecords(out[:0], &hdr, &wire.CreateResponse{Path: d.String()})
-		case wire.OpSetData, wire.OpExists:
+		case wire.OpSetData:
 			out = wire.AppendRecords(out[:0], &hdr, &wire.SetDataResponse{})
+		case wire.OpExists:
+			out = wire.AppendRecords(out[:0], &hdr, &wire.ExistsResponse{})
 		case wire.OpGetData:
 			out = wire.AppendRecords(out[:0], &hdr, &wire.GetDataResponse{Data: payload})
 		default:
