@@ -265,7 +265,7 @@ included; $took).
 - Apache ZooKeeper $zk_version (Debian), $(java -version 2>&1 | head -1), heap $ZK_HEAP (zkServer.sh's default), started with QuorumPeerMain
 - Warden $warden_rev ($(go version | cut -d' ' -f3))
 - One zoo.cfg for both, standalone: \`$(grep -v '^dataDir' "$CFG" | tr '\n' ' ')\`; each server fresh (empty data directory) for every workload run
-- Load generator: \`warden bench\` on the same machine (it shares the 2 cores with the server; its own CPU use is in the JSON, and a phase where it used ≥ 90% of the cores is flagged); in every repetition also a second one that we did not write, \`scripts/javaload/Load.java\` on ZooKeeper's Java client (its table follows the results)
+- Load generator: \`warden bench\` on the same machine (it shares the 2 cores with the server; its own CPU use is in the JSON, and a phase where it used ≥ 90% of the cores is flagged); in every repetition also a second one that we did not write, \`scripts/javaload/Load.java\` on ZooKeeper's Java client, run also against \`scripts/javaload/noopserver\`, a server that does no work, for the client's own ceiling (its table follows the results)
 - Workloads (\`warden bench --workload ...\`):
 $(for w in "${WORKLOADS[@]}"; do echo "  - \`$w\`"; done)
   - \`$SCALE --scale-sizes N\` for N in $SCALE_SIZES, in every repetition, each followed by a restart on the data it left: seconds from launch until \`srvr\` answers with a Mode line
