@@ -109,7 +109,7 @@ type Config struct {
 	Fatal func(error)
 
 	// MaxLogBytes bounds the in-memory raft log, in bytes of entry data:
-	// the log keeps a tail of at most MaxLogBytes/4 (16 MiB by default,
+	// the log keeps a tail of at most MaxLogBytes/4 (4 MiB by default,
 	// replica.DefaultMemTailBytes) and SnapCount entries behind the
 	// applied index, and on the leader the entries a member still lacks
 	// while they are under MaxLogBytes/2 and SnapCount entries; a snapshot is taken whenever MaxLogBytes/4 bytes
