@@ -47,15 +47,22 @@ NOOP_ADDR=127.0.0.1:$((PORT + 89))
 # javaload_ceiling REP runs javaload against the no-op server, as KIND
 # "ceiling".
 javaload_ceiling() {
-	"$NOOP" -addr "$NOOP_ADDR" &
+	# It prints "listening" once its port is its own; waiting for that,
+	# not for the port to answer, keeps another process on the port from
+	# being measured instead.
+	"$NOOP" -addr "$NOOP_ADDR" >"$WORK/noopserver.out" &
 	local pid=$! i
 	for i in $(seq 1 100); do
-		if { exec 3<>"/dev/tcp/${NOOP_ADDR%:*}/${NOOP_ADDR#*:}"; } 2>/dev/null; then
-			exec 3<&- 3>&-
+		if grep -q '^listening' "$WORK/noopserver.out" || ! kill -0 "$pid" 2>/dev/null; then
 			break
 		fi
 		sleep 0.05
 	done
+	if ! grep -q '^listening' "$WORK/noopserver.out"; then
+		echo "bench: the no-op server did not start on $NOOP_ADDR (port in use?)" >&2
+		kill "$pid" 2>/dev/null || true
+		exit 1
+	fi
 	javaload ceiling "$1" "$NOOP_ADDR"
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true

@@ -10,7 +10,8 @@
 // and exists with a zero stat, getData with -data bytes and a zero stat,
 // closeSession by closing, and every other request with its header alone.
 // Its replies are buffered and written when the connection has no more
-// requests waiting, so it makes as few system calls as it can.
+// requests waiting, so it makes as few system calls as it can. Once its
+// port is its own it prints "listening on ADDR" on stdout.
 package main
 
 import (
@@ -34,6 +35,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "noopserver:", err)
 		os.Exit(1)
 	}
+	fmt.Println("listening on", ln.Addr()) // scripts/bench-lib.sh waits for this line
 	payload := make([]byte, *data)
 	for {
 		nc, err := ln.Accept()
