@@ -245,9 +245,16 @@ type Node struct {
 	farewells map[uint64]*farewell // by removed member (see tellRemoved)
 	lastSnap  uint64               // index of the newest durable snapshot marked in the WAL
 	lostAt    time.Time            // when LostEntries was last called
-	// fastUntil bounds a fast election started by PeerGone; zero when
-	// none runs.
+	// fastUntil bounds a fast election started by PeerGone or FastStart;
+	// zero when none runs.
 	fastUntil time.Time
+	// fastFrom is when this member starts asking in a fast election:
+	// at once on the live voter with the highest id, fastStagger later
+	// for each live voter above it.
+	fastFrom time.Time
+	// fastc fires the next quick retry of a fast election PeerGone
+	// started; nil when none is due.
+	fastc <-chan time.Time
 	// syncs follows the members' Progress states on the leader.
 	syncs syncTracker
 	// logSize follows the bytes of the in-memory log.
@@ -417,13 +424,28 @@ func (n *Node) SnapshotSent(peer uint64, ok bool) {
 	})
 }
 
+// Fast elections: a voter that has not won one asks again every
+// fastRetryMax (or tick, if shorter), and each live voter with a higher id
+// than this one delays its first asking by fastStagger.
+const (
+	fastRetryMax = 10 * time.Millisecond
+	fastStagger  = 5 * fastRetryMax
+)
+
+// fastRetry is how often a fast election started by PeerGone asks again.
+func (n *Node) fastRetry() time.Duration { return min(fastRetryMax, n.cfg.Tick) }
+
 // PeerGone reacts to a peer whose process is gone (transport.Handler):
 // when it was this member's leader, the member forgets it, so it may grant
 // votes at once, and the voter with the highest raft id among the others
 // campaigns at once (ZooKeeper's tie-break). A dead leader is so replaced in about one round trip
-// instead of an election timeout. If the leader is in fact alive (a
-// restart), it wins the next heartbeat back or a new election runs:
-// elections are always safe.
+// instead of an election timeout. The other followers may not have
+// noticed yet (a follower that still has a leader ignores pre-votes), so
+// the campaign is asked again every fastRetry; and as that voter may be
+// unable to win (its log behind another's), each lower voter campaigns too,
+// fastStagger later per voter above it, while no leader is known. If the
+// leader is in fact alive (a restart), it wins the next heartbeat back or a
+// new election runs: elections are always safe.
 func (n *Node) PeerGone(peer uint64) {
 	n.report(func(rn *raft.RawNode) {
 		st := rn.BasicStatus()
@@ -434,33 +456,40 @@ func (n *Node) PeerGone(peer uint64) {
 		if err := rn.ForgetLeader(); err != nil {
 			return
 		}
-		cs := n.ConfState()
-		first := uint64(0)
-		for _, v := range cs.GetVoters() {
-			if v != peer && v > first {
-				first = v
+		voter, above := false, 0
+		for _, v := range n.ConfState().GetVoters() {
+			switch {
+			case v == n.cfg.ID:
+				voter = true
+			case v != peer && v > n.cfg.ID:
+				above++
 			}
 		}
-		if first == n.cfg.ID {
-			// The other followers may not have noticed yet (a follower
-			// that still has a leader ignores pre-votes): keep asking,
-			// every tick, for up to one election timeout.
-			n.fastUntil = time.Now().Add(time.Duration(n.cfg.ElectionTicks) * n.cfg.Tick)
+		if !voter {
+			return
+		}
+		now := time.Now()
+		n.fastFrom = now.Add(time.Duration(above) * fastStagger)
+		n.fastUntil = n.fastFrom.Add(time.Duration(n.cfg.ElectionTicks) * n.cfg.Tick)
+		n.fastc = time.After(n.fastRetry())
+		if above == 0 {
 			rn.Campaign()
 		}
 	})
 }
 
-// fastElect re-campaigns, on a tick, while a fast election started by
-// PeerGone has not found a leader yet.
+// fastElect campaigns (again), on a tick or a quick retry, while a fast
+// election has not found a leader yet and this member's turn has come.
 func (n *Node) fastElect() {
 	if n.fastUntil.IsZero() {
 		return
 	}
 	st := n.rn.BasicStatus()
+	now := time.Now()
 	switch {
-	case st.Lead != 0 || time.Now().After(n.fastUntil):
-		n.fastUntil = time.Time{}
+	case st.Lead != 0 || now.After(n.fastUntil):
+		n.fastUntil, n.fastFrom = time.Time{}, time.Time{}
+	case now.Before(n.fastFrom):
 	case st.RaftState == raft.StateFollower || st.RaftState == raft.StatePreCandidate:
 		n.rn.Campaign()
 	}
@@ -617,6 +646,12 @@ func (n *Node) run() {
 			n.sayFarewells()
 			n.handOverAgain()
 			n.publishProgress()
+		case <-n.fastc:
+			n.fastc = nil
+			n.fastElect()
+			if !n.fastUntil.IsZero() {
+				n.fastc = time.After(n.fastRetry())
+			}
 		case <-n.wake:
 			n.propose()
 		case m := <-n.recvc:

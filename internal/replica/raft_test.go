@@ -184,6 +184,13 @@ func (m *member) got() []string {
 // startMembers starts n raft loops over an in-memory network.
 func startMembers(t *testing.T, n int) ([]*member, *transport.Network) {
 	t.Helper()
+	return startMembersWith(t, n, nil)
+}
+
+// startMembersWith is startMembers with each member's Config passed
+// through adjust (when not nil) before the member starts.
+func startMembersWith(t *testing.T, n int, adjust func(*Config)) ([]*member, *transport.Network) {
+	t.Helper()
 	netw := transport.NewNetwork(1)
 	var voters []uint64
 	for i := 1; i <= n; i++ {
@@ -197,11 +204,15 @@ func startMembers(t *testing.T, n int) ([]*member, *transport.Network) {
 			diffs: make(map[uint64]int), snaps: make(map[uint64]int)}
 		st, applied := m.wal.recover(t)
 		tr := netw.Join(m.id, nil)
-		node, err := StartNode(Config{
+		cfg := Config{
 			ID: m.id, Storage: st, Applied: applied, WAL: m.wal, Transport: tr,
 			Updates: m.updates, Proposals: m.proposals, Tick: time.Millisecond,
 			Campaign: n == 1, Fatal: func(err error) { t.Errorf("fatal: %v", err) }, PeerSync: m.peerSync,
-		})
+		}
+		if adjust != nil {
+			adjust(&cfg)
+		}
+		node, err := StartNode(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -499,4 +510,57 @@ func TestRemovedLeaderHandsOverAgainWhenATransferFails(t *testing.T) {
 		nl := leaderOf(ms)
 		return nl != nil && nl != l
 	})
+}
+
+// startUnticked starts three members whose raft ticks never come (an hour
+// each): member 1, told to campaign once all are up, leads, and no
+// election timeout can elect anyone else, so only a fast election
+// (PeerGone) can replace it. It returns once "before" is applied
+// everywhere.
+func startUnticked(t *testing.T) ([]*member, *transport.Network) {
+	t.Helper()
+	ms, netw := startMembersWith(t, 3, func(c *Config) { c.Tick = time.Hour })
+	ms[0].node.report(func(rn *raft.RawNode) { rn.Campaign() })
+	waitUntil(t, "member 1 leading", func() bool { return leaderOf(ms) == ms[0] })
+	ms[0].propose("before")
+	for _, m := range ms {
+		waitUntil(t, fmt.Sprintf("member %d applying the first entry", m.id), func() bool { return len(m.got()) == 1 })
+	}
+	return ms, netw
+}
+
+// The voter with the highest id campaigns when it learns that its
+// leader's process is gone, before the other follower has learnt it (that
+// one, still following, refuses the pre-vote). It must ask again soon,
+// not on its next tick: here ticks never come, so without the quick retry
+// there would be no leader at all.
+func TestFastElectionAsksAgainBeforeItsNextTick(t *testing.T) {
+	ms, netw := startUnticked(t)
+	netw.Isolate(1)
+	ms[2].node.PeerGone(1)
+	waitUntil(t, "member 3 campaigning", func() bool { return ms[2].node.Status().State == raft.StatePreCandidate })
+	ms[1].node.PeerGone(1)
+	// Member 3 wins on its next try; member 2 would campaign too after
+	// fastStagger, so on a very slow machine either may win.
+	waitUntil(t, "a new leader", func() bool { return leaderOf(ms[1:]) != nil })
+}
+
+// When the voter with the highest id cannot win (its log is behind
+// another follower's, whose vote it needs), the next voter campaigns a
+// little later: the dead leader is still replaced without waiting for an
+// election timeout (none ever comes here).
+func TestFastElectionFallsToTheNextVoterWhenTheHighestCannotWin(t *testing.T) {
+	ms, netw := startUnticked(t)
+	netw.HoldEntries(3)
+	ms[0].propose("member 3 lacks this")
+	waitUntil(t, "member 2 applying the entry member 3 lacks", func() bool { return len(ms[1].got()) == 2 })
+	netw.Isolate(1)
+	ms[2].node.PeerGone(1)
+	ms[1].node.PeerGone(1)
+	waitUntil(t, "a new leader", func() bool { return leaderOf(ms[1:]) != nil })
+	if l := leaderOf(ms[1:]); l != ms[1] {
+		t.Fatalf("member %d leads; want member 2 (member 3's log is behind)", l.id)
+	}
+	netw.ReleaseEntries(3)
+	waitUntil(t, "member 3 catching up under member 2", func() bool { return len(ms[2].got()) == 2 })
 }
