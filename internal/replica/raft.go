@@ -249,8 +249,8 @@ type Node struct {
 	// zero when none runs.
 	fastUntil time.Time
 	// fastFrom is when this member starts asking in a fast election:
-	// at once on the live voter with the highest id, fastStagger later
-	// for each live voter above it.
+	// at once on the voter with the highest id (the gone leader aside),
+	// fastStagger later for each voter above it.
 	fastFrom time.Time
 	// fastc fires the next quick retry of a fast election PeerGone
 	// started; nil when none is due.
@@ -425,8 +425,8 @@ func (n *Node) SnapshotSent(peer uint64, ok bool) {
 }
 
 // Fast elections: a voter that has not won one asks again every
-// fastRetryMax (or tick, if shorter), and each live voter with a higher id
-// than this one delays its first asking by fastStagger.
+// fastRetryMax (or tick, if shorter), and each voter with a higher id than
+// this one (the gone leader aside) delays its first asking by fastStagger.
 const (
 	fastRetryMax = 10 * time.Millisecond
 	fastStagger  = 5 * fastRetryMax
