@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/wardenzk/warden/internal/tree"
 	"github.com/wardenzk/warden/wire"
@@ -271,17 +272,22 @@ func (f *FSM) WriteSnapshot(w io.Writer) error {
 // snapReader reads and checks frames from a snapshot stream.
 type snapReader struct {
 	r        *bufio.Reader
-	maxField int   // longest string or buffer field accepted
-	maxFrame int64 // longest frame body accepted
-	off      int64 // stream bytes consumed
-	frames   int   // frames read (the header is frame 0)
-	cur      int   // number of the frame being read or last read
-	buf      bytes.Buffer
+	maxField int          // longest string or buffer field accepted
+	maxFrame int64        // longest frame body accepted
+	off      int64        // stream bytes consumed
+	frames   int          // frames read (the header is frame 0)
+	cur      int          // number of the frame being read or last read
+	buf      bytes.Buffer // frames over smallFrame bytes
+	small    []byte       // smallFrame bytes for the others, allocated on first use
 	hdr      snapHeader
 	// members receives the membership frame's state.
 	members FSM
 	version uint32 // of the stream, from the preamble
 }
+
+// smallFrame is the largest frame (length prefix excluded, checksum
+// included) that snapReader.next reads into its fixed buffer.
+const smallFrame = 4 << 10
 
 func newSnapReader(r io.Reader, maxField int) *snapReader {
 	if maxField <= 0 {
@@ -346,6 +352,16 @@ func (sr *snapReader) frameName(kind byte) string {
 // decoder positioned after the kind byte. finish must be called after the
 // fields are decoded.
 func (sr *snapReader) next(kind byte) (*wire.Decoder, int64, error) {
+	body, start, err := sr.nextBody(kind)
+	if err != nil {
+		return nil, start, err
+	}
+	return wire.NewDecoder(body, sr.maxField), start, nil
+}
+
+// nextBody is next without the decoder: the frame's body after its kind
+// byte, valid until the next call, and the frame's byte offset.
+func (sr *snapReader) nextBody(kind byte) ([]byte, int64, error) {
 	start := sr.off
 	sr.cur = sr.frames
 	// The frame's name is only formatted for an error: a snapshot holds
@@ -359,15 +375,29 @@ func (sr *snapReader) next(kind byte) (*wire.Decoder, int64, error) {
 	if n < 1 || n > sr.maxFrame {
 		return nil, start, sr.fail(start, "%s: length %d is outside 1..%d; if the server's jute.maxbuffer was larger when the snapshot was written, raise it", name(), n, sr.maxFrame)
 	}
-	sr.buf.Reset()
-	// CopyN grows the buffer as bytes arrive: a damaged length cannot make
-	// us allocate more than the stream holds.
-	if _, err := io.CopyN(&sr.buf, sr.r, n+4); err != nil {
-		sr.off = start + 4 + int64(sr.buf.Len())
-		return nil, start, sr.readErr(name(), err)
+	var b []byte
+	if n+4 <= smallFrame {
+		// Most frames (a node's) are small: read into a buffer kept for
+		// them, without the per-frame machinery of the copy below.
+		if sr.small == nil {
+			sr.small = make([]byte, smallFrame)
+		}
+		b = sr.small[:n+4]
+		if k, err := io.ReadFull(sr.r, b); err != nil {
+			sr.off = start + 4 + int64(k)
+			return nil, start, sr.readErr(name(), err)
+		}
+	} else {
+		sr.buf.Reset()
+		// CopyN grows the buffer as bytes arrive: a damaged length cannot
+		// make us allocate more than the stream holds.
+		if _, err := io.CopyN(&sr.buf, sr.r, n+4); err != nil {
+			sr.off = start + 4 + int64(sr.buf.Len())
+			return nil, start, sr.readErr(name(), err)
+		}
+		b = sr.buf.Bytes()
 	}
 	sr.off = start + 4 + n + 4
-	b := sr.buf.Bytes()
 	body := b[:n]
 	if got, want := crc32.Checksum(body, castagnoli), binary.BigEndian.Uint32(b[n:]); got != want {
 		return nil, start, sr.fail(start, "%s: checksum mismatch (stored %08x, computed %08x)", name(), want, got)
@@ -376,7 +406,7 @@ func (sr *snapReader) next(kind byte) (*wire.Decoder, int64, error) {
 	if body[0] != kind {
 		return nil, start, sr.fail(start, "%s: kind %q, want %q", name(), body[0], kind)
 	}
-	return wire.NewDecoder(body[1:], sr.maxField), start, nil
+	return body[1:], start, nil
 }
 
 // finish checks that d decoded its frame exactly; what names the frame
@@ -442,70 +472,35 @@ func (sr *snapReader) sessions(fn func(id int64, s Session) error) error {
 	return nil
 }
 
-// nodes reads every node frame, calling fn with each. The frames are read
-// and decoded on a goroutine of their own, a batch ahead of fn (which
-// builds the tree): on two cores a start-up loads the snapshot in about
-// two thirds of the time.
+// nodes reads every node frame, calling fn with each. Two goroutines of
+// their own work a batch ahead of fn (which builds the tree): one reads
+// and checks the frames (decompression, checksums), the other decodes
+// them into records (the copies of paths and data). On two cores this
+// took a start-up at a million znodes from 1.1 s to 0.9 s, against one
+// goroutine doing both.
 func (sr *snapReader) nodes(fn func(tree.NodeRecord) error) error {
-	type batch struct {
-		recs   []tree.NodeRecord
-		starts []int64 // byte offset of each record's frame
-		frame  int     // frame number of recs[0]
-		err    error   // after recs
-	}
 	const batchSize = 512
-	batches := make(chan batch, 4)
+	frames := make(chan frameBatch, 4)
+	records := make(chan recordBatch, 4)
+	spare := make(chan []byte, 8) // frame buffers the decoder is done with
 	stop := make(chan struct{})
-	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(done)
-		defer close(batches)
-		// Each batch is allocated at its full size: grown by append, the
-		// copies of its records took a fifth of this goroutine's time.
-		newBatch := func() batch {
-			return batch{recs: make([]tree.NodeRecord, 0, batchSize), starts: make([]int64, 0, batchSize)}
-		}
-		b := newBatch()
-		var acl lastACL
-		send := func() bool {
-			select {
-			case batches <- b:
-				b = newBatch()
-				return true
-			case <-stop:
-				return false
-			}
-		}
-		for i := int64(0); i < sr.hdr.nodes; i++ {
-			d, start, err := sr.next(kindNode)
-			if err == nil {
-				r := decodeNode(d, &acl)
-				if err = sr.finish(d, start, func() string { return fmt.Sprintf("node %q (frame %d)", r.Path, sr.cur) }); err == nil {
-					if len(b.recs) == 0 {
-						b.frame = sr.cur
-					}
-					b.recs = append(b.recs, r)
-					b.starts = append(b.starts, start)
-				}
-			}
-			if err != nil {
-				b.err = err
-				send()
-				return
-			}
-			if len(b.recs) == batchSize && !send() {
-				return
-			}
-		}
-		if len(b.recs) > 0 {
-			send()
-		}
+		defer wg.Done()
+		defer close(frames)
+		sr.readNodeFrames(batchSize, frames, spare, stop)
+	}()
+	go func() {
+		defer wg.Done()
+		defer close(records)
+		sr.decodeNodeFrames(frames, records, spare, stop)
 	}()
 	defer func() {
 		close(stop)
-		<-done // the reader is the goroutine's until it returns
+		wg.Wait() // the reader is the goroutines' until they return
 	}()
-	for b := range batches {
+	for b := range records {
 		for i, r := range b.recs {
 			if err := fn(r); err != nil {
 				return fmt.Errorf("%w: at byte %d: node %q (frame %d): %w", ErrBadSnapshot, b.starts[i], r.Path, b.frame+i, err)
@@ -516,6 +511,103 @@ func (sr *snapReader) nodes(fn func(tree.NodeRecord) error) error {
 		}
 	}
 	return nil
+}
+
+// frameBatch is consecutive node frames read and checked, not decoded:
+// frame i's body (after its kind byte) is buf[ends[i-1]:ends[i]].
+type frameBatch struct {
+	buf    []byte
+	ends   []int
+	starts []int64 // byte offset of each frame
+	frame  int     // frame number of the first
+	err    error   // after the frames
+}
+
+// recordBatch is consecutive node records, decoded.
+type recordBatch struct {
+	recs   []tree.NodeRecord
+	starts []int64 // byte offset of each record's frame
+	frame  int     // frame number of recs[0]
+	err    error   // after recs
+}
+
+// readNodeFrames reads the node frames in batches of size into frames,
+// the last one carrying the error that ended them, if any; it returns
+// early when stop is closed. It reuses the buffers the decoder hands back
+// on spare.
+func (sr *snapReader) readNodeFrames(size int, frames chan<- frameBatch, spare <-chan []byte, stop <-chan struct{}) {
+	newBatch := func() frameBatch {
+		b := frameBatch{ends: make([]int, 0, size), starts: make([]int64, 0, size)}
+		select {
+		case b.buf = <-spare:
+		default:
+		}
+		return b
+	}
+	b := newBatch()
+	send := func() bool {
+		select {
+		case frames <- b:
+			b = newBatch()
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	for i := int64(0); i < sr.hdr.nodes; i++ {
+		body, start, err := sr.nextBody(kindNode)
+		if err != nil {
+			b.err = err
+			send()
+			return
+		}
+		if len(b.ends) == 0 {
+			b.frame = sr.cur
+		}
+		b.buf = append(b.buf, body...)
+		b.ends = append(b.ends, len(b.buf))
+		b.starts = append(b.starts, start)
+		if len(b.ends) == size && !send() {
+			return
+		}
+	}
+	if len(b.ends) > 0 {
+		send()
+	}
+}
+
+// decodeNodeFrames decodes the batches of frames into batches of records
+// until frames is closed, a frame does not decode (its batch then ends
+// there, with the error) or stop is closed. Records copy what they keep,
+// so each frame buffer goes back to the reader on spare.
+func (sr *snapReader) decodeNodeFrames(frames <-chan frameBatch, records chan<- recordBatch, spare chan<- []byte, stop <-chan struct{}) {
+	var acl lastACL
+	for fb := range frames {
+		rb := recordBatch{recs: make([]tree.NodeRecord, 0, len(fb.ends)), starts: fb.starts, frame: fb.frame, err: fb.err}
+		prev := 0
+		for i, end := range fb.ends {
+			d := wire.NewDecoder(fb.buf[prev:end], sr.maxField)
+			prev = end
+			r := decodeNode(d, &acl)
+			if err := sr.finish(d, fb.starts[i], func() string { return fmt.Sprintf("node %q (frame %d)", r.Path, fb.frame+i) }); err != nil {
+				rb.starts, rb.err = rb.starts[:i], err
+				break
+			}
+			rb.recs = append(rb.recs, r)
+		}
+		select {
+		case spare <- fb.buf[:0]:
+		default:
+		}
+		select {
+		case records <- rb:
+		case <-stop:
+			return
+		}
+		if rb.err != nil {
+			return
+		}
+	}
 }
 
 // end reads the membership frame (snapVersionMembership on), then the end frame, and
