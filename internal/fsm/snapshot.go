@@ -479,7 +479,6 @@ func (sr *snapReader) sessions(fn func(id int64, s Session) error) error {
 // took a start-up at a million znodes from 1.1 s to 0.9 s, against one
 // goroutine doing both.
 func (sr *snapReader) nodes(fn func(tree.NodeRecord) error) error {
-	const batchSize = 512
 	frames := make(chan frameBatch, 4)
 	records := make(chan recordBatch, 4)
 	spare := make(chan []byte, 8) // frame buffers the decoder is done with
@@ -489,7 +488,7 @@ func (sr *snapReader) nodes(fn func(tree.NodeRecord) error) error {
 	go func() {
 		defer wg.Done()
 		defer close(frames)
-		sr.readNodeFrames(batchSize, frames, spare, stop)
+		sr.readNodeFrames(frames, spare, stop)
 	}()
 	go func() {
 		defer wg.Done()
@@ -531,13 +530,21 @@ type recordBatch struct {
 	err    error   // after recs
 }
 
-// readNodeFrames reads the node frames in batches of size into frames,
-// the last one carrying the error that ended them, if any; it returns
-// early when stop is closed. It reuses the buffers the decoder hands back
-// on spare.
-func (sr *snapReader) readNodeFrames(size int, frames chan<- frameBatch, spare <-chan []byte, stop <-chan struct{}) {
+// Bounds of a batch of node frames: a snapshot of small znodes goes in
+// batches of nodeBatch frames, one of large znodes in batches of about
+// nodeBatchBytes, so that what is in flight between the goroutines stays
+// small whatever the data.
+const (
+	nodeBatch      = 512
+	nodeBatchBytes = 1 << 20
+)
+
+// readNodeFrames reads the node frames in batches into frames, the last
+// one carrying the error that ended them, if any; it returns early when
+// stop is closed. It reuses the buffers the decoder hands back on spare.
+func (sr *snapReader) readNodeFrames(frames chan<- frameBatch, spare <-chan []byte, stop <-chan struct{}) {
 	newBatch := func() frameBatch {
-		b := frameBatch{ends: make([]int, 0, size), starts: make([]int64, 0, size)}
+		b := frameBatch{ends: make([]int, 0, nodeBatch), starts: make([]int64, 0, nodeBatch)}
 		select {
 		case b.buf = <-spare:
 		default:
@@ -567,7 +574,7 @@ func (sr *snapReader) readNodeFrames(size int, frames chan<- frameBatch, spare <
 		b.buf = append(b.buf, body...)
 		b.ends = append(b.ends, len(b.buf))
 		b.starts = append(b.starts, start)
-		if len(b.ends) == size && !send() {
+		if (len(b.ends) == nodeBatch || len(b.buf) >= nodeBatchBytes) && !send() {
 			return
 		}
 	}
@@ -595,9 +602,11 @@ func (sr *snapReader) decodeNodeFrames(frames <-chan frameBatch, records chan<- 
 			}
 			rb.recs = append(rb.recs, r)
 		}
-		select {
-		case spare <- fb.buf[:0]:
-		default:
+		if cap(fb.buf) <= 2*nodeBatchBytes { // one that held a huge frame is dropped
+			select {
+			case spare <- fb.buf[:0]:
+			default:
+			}
 		}
 		select {
 		case records <- rb:

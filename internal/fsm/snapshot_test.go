@@ -347,12 +347,12 @@ func TestRestoreErrors(t *testing.T) {
 	huge := bytes.Clone(valid[:12])
 	huge = append(huge, 0x7f, 0xff, 0xff, 0xff)
 	orphan := tree.NodeRecord{Path: "/x/y", ACL: wire.OpenACLUnsafe}
-	// A node frame with a byte after its record, after enough good nodes
-	// that it lands in the third batch the loader decodes.
-	leftover := func(good int) []byte {
+	// A node frame with a byte after its record, after good nodes of
+	// dataLen bytes: enough of them, and it lands in a later batch.
+	leftover := func(good, dataLen int) []byte {
 		st := newStream(snapMagic, snapVersion).header(hdr(0, int64(4+good+1))).reserved()
 		for i := range good {
-			st.node(tree.NodeRecord{Path: fmt.Sprintf("/n%d", i), ACL: wire.OpenACLUnsafe})
+			st.node(tree.NodeRecord{Path: fmt.Sprintf("/n%d", i), Data: make([]byte, dataLen), ACL: wire.OpenACLUnsafe})
 		}
 		return st.frame(func(e *wire.Encoder) {
 			encodeNode(e, &tree.NodeRecord{Path: "/bad", ACL: wire.OpenACLUnsafe})
@@ -379,8 +379,9 @@ func TestRestoreErrors(t *testing.T) {
 		{"missing config", newStream(snapMagic, snapVersion).header(hdr(0, 4)).node(tree.NodeRecord{Path: "/"}).node(tree.NodeRecord{Path: "/zookeeper"}).
 			node(tree.NodeRecord{Path: "/zookeeper/quota"}).node(tree.NodeRecord{Path: "/zookeeper/other"}).end(0, 4).bytes(), "reserved node /zookeeper/config is missing"},
 		{"orphan", newStream(snapMagic, snapVersion).header(hdr(0, 5)).reserved().node(orphan).bytes(), `node "/x/y" (frame 5): tree: invalid node records: "/x/y" comes before its parent "/x"`},
-		{"node leftovers", leftover(0), `node "/bad" (frame 5): 1 bytes left over in the frame`},
-		{"node leftovers in a later batch", leftover(1100), `node "/bad" (frame 1105): 1 bytes left over in the frame`},
+		{"node leftovers", leftover(0, 0), `node "/bad" (frame 5): 1 bytes left over in the frame`},
+		{"node leftovers in a later batch", leftover(1100, 0), `node "/bad" (frame 1105): 1 bytes left over in the frame`},
+		{"node leftovers after batches cut by size", leftover(5, 700<<10), `node "/bad" (frame 10): 1 bytes left over in the frame`},
 		{"no reserved", newStream(snapMagic, snapVersion).header(hdr(0, 4)).node(tree.NodeRecord{Path: "/"}).node(tree.NodeRecord{Path: "/a"}).node(tree.NodeRecord{Path: "/b"}).node(tree.NodeRecord{Path: "/c"}).end(0, 4).bytes(), "reserved node /zookeeper is missing"},
 		{"end counts", newStream(snapMagic, snapVersion).header(hdr(1, 4)).session(7).reserved().end(0, 4).bytes(), "the end frame counts 0 sessions and 4 nodes, the header 1 and 4"},
 		{"trailing", append(bytes.Clone(valid), 0), fmt.Sprintf("at byte %d: bytes after the end frame", len(valid))},
