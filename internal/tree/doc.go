@@ -70,10 +70,12 @@
 //
 // Nodes are reached from the root through their parents' children, one
 // path segment at a time: there is no index by full path, and each name is
-// stored once. A node is 80 bytes besides its data, and points to an
-// interned, reference-counted ACL list; a node that has had children keeps
-// them, with its pzxid and cversion, in a dir of its own: by name, in a
-// slice sorted by name up to 1024 of them and in a map beyond.
+// stored once. A node is 64 bytes besides its data. Its ACL (an interned,
+// reference-counted list) and owner are in an ext that a node without
+// children shares with every such node of the same ACL and owner; a node
+// that has had children has an ext of its own, holding them, with its
+// pzxid and cversion: by name, in a slice sorted by name up to 1024 of
+// them and in a map beyond.
 //
 // # Snapshots
 //

@@ -85,7 +85,7 @@ func dump(tr *Tree) string {
 			data = fmt.Sprintf("%q", n.data())
 		}
 		fmt.Fprintf(&b, "%s data=%s acl=%v refs=%d kids=%v czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d v=%d cv=%d av=%d owner=%x\n",
-			p, data, n.acl.acl, tr.acls[n.acl.key].refs, kids, n.czxid, n.mzxid, n.pzxid(), n.ctime, n.mtime, n.version, n.cversion(), n.aversion, n.owner)
+			p, data, n.acl().acl, tr.acls[n.acl().key].refs, kids, n.czxid, n.mzxid, n.pzxid(), n.ctime, n.mtime, n.version, n.cversion(), n.aversion, n.owner())
 	}
 	fmt.Fprintf(&b, "ephemerals=%v count=%d\n", tr.EphemeralsBySession(), tr.ephCount)
 	fmt.Fprintf(&b, "containers=%v ttls=%v size=%d\n", sortedKeys(tr.containers), sortedKeys(tr.ttls), tr.dataSize)
@@ -95,6 +95,12 @@ func dump(tr *Tree) string {
 	}
 	slices.Sort(keys)
 	fmt.Fprintf(&b, "acls=%v\n", keys)
+	keys = keys[:0]
+	for k, u := range tr.owned {
+		keys = append(keys, fmt.Sprintf("%v/%x:%d", k.acl.acl, k.owner, u.refs))
+	}
+	slices.Sort(keys)
+	fmt.Fprintf(&b, "owned=%v\n", keys)
 	fmt.Fprintf(&b, "quotaRoots=%v base=%v/%v\n", sortedKeys(tr.quotaRoots), tr.quotaRootsBase, len(tr.quotaDataBase))
 	return b.String()
 }
@@ -113,11 +119,21 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	t.Helper()
 	size := int64(0)
 	refs := map[string]int{}
+	owned := map[ownedKey]int{}
 	eph := 0
 	nodes := allNodes(t, tr)
 	for p, n := range nodes {
 		size += int64(len(p) + n.dataSize())
-		refs[n.acl.key]++
+		refs[n.acl().key]++
+		switch x := n.ext; {
+		case x.gen != 0:
+		case x.kids.len() != 0 || x.pzxid != 0 || x.cversion != 0:
+			t.Fatalf("%s: an interned ext holds children, pzxid or cversion", p)
+		case x.owner == 0 && x != x.acl.leaf:
+			t.Fatalf("%s: an ext without owner that is not its ACL's leaf ext", p)
+		case x.owner != 0:
+			owned[ownedKey{x.acl, x.owner}]++
+		}
 		if p != "/" {
 			parent, _ := splitParent(p)
 			pn := tr.get(parent)
@@ -133,10 +149,10 @@ func checkInvariants(t *testing.T, tr *Tree) {
 				t.Fatalf("%s: kid %s has no node", p, k)
 			}
 		}
-		switch kindOfOwner(n.owner) {
+		switch kindOfOwner(n.owner()) {
 		case ownerNormal:
 			eph++
-			if _, ok := tr.ephemerals[n.owner][p]; !ok {
+			if _, ok := tr.ephemerals[n.owner()][p]; !ok {
 				t.Fatalf("%s: missing from ephemerals", p)
 			}
 		case ownerContainer:
@@ -167,6 +183,14 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	for k, u := range tr.acls {
 		if refs[k] == 0 {
 			t.Fatalf("acl %v interned with no users", u.e.acl)
+		}
+	}
+	if len(owned) != len(tr.owned) {
+		t.Fatalf("%d interned exts with an owner, want %d", len(tr.owned), len(owned))
+	}
+	for k, n := range owned {
+		if u := tr.owned[k]; u.refs != n {
+			t.Fatalf("ext %v/%x refs %d, want %d", k.acl.acl, k.owner, u.refs, n)
 		}
 	}
 }

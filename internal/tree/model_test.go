@@ -297,8 +297,8 @@ func TestAgainstModel(t *testing.T) {
 func modelFrom(t *testing.T, tr *Tree) model {
 	m := model{}
 	for p, n := range allNodes(t, tr) {
-		m[p] = mnode{data: n.data(), acl: n.acl.acl, czxid: n.czxid, mzxid: n.mzxid, pzxid: n.pzxid(),
-			ctime: n.ctime, mtime: n.mtime, version: n.version, cversion: n.cversion(), aversion: n.aversion, owner: n.owner}
+		m[p] = mnode{data: n.data(), acl: n.acl().acl, czxid: n.czxid, mzxid: n.mzxid, pzxid: n.pzxid(),
+			ctime: n.ctime, mtime: n.mtime, version: n.version, cversion: n.cversion(), aversion: n.aversion, owner: n.owner()}
 	}
 	return m
 }

@@ -67,7 +67,7 @@ func (t *Tree) Create(op CreateOp, c Caller, m Meta) (string, wire.Stat, []Chang
 	if t.lookup(path) != nil {
 		return "", wire.Stat{}, nil, wire.ErrNodeExists
 	}
-	if kindOfOwner(parent.owner) == ownerNormal {
+	if kindOfOwner(parent.owner()) == ownerNormal {
 		return "", wire.Stat{}, nil, wire.ErrNoChildrenForEphemerals
 	}
 	if err := t.checkQuota(path, int64(len(op.Data)), 1); err != nil {
@@ -84,11 +84,10 @@ func (t *Tree) Create(op CreateOp, c Caller, m Meta) (string, wire.Stat, []Chang
 		owner = TTLOwner(op.TTL)
 	}
 	n := &node{
-		acl:   t.internACL(acl),
+		ext:   t.leafExt(t.internACL(acl), owner),
 		czxid: m.Zxid, mzxid: m.Zxid,
 		ctime: m.Time, mtime: m.Time,
-		owner: owner,
-		gen:   t.gen,
+		gen: t.gen,
 	}
 	n.setData(op.Data)
 	parent = t.modify(parentPath)
@@ -103,8 +102,8 @@ func (t *Tree) Create(op CreateOp, c Caller, m Meta) (string, wire.Stat, []Chang
 	st := n.stat() // taken before a stats node rewrites its own data, as ZooKeeper does
 	t.quotaCreated(path, parentPath, n.data())
 	ch := []Change{
-		{Type: wire.EventNodeCreated, Path: path, ACL: n.acl.acl},
-		{Type: wire.EventNodeChildrenChanged, Path: eventPath(parentPath), ACL: parent.acl.acl},
+		{Type: wire.EventNodeCreated, Path: path, ACL: n.acl().acl},
+		{Type: wire.EventNodeChildrenChanged, Path: eventPath(parentPath), ACL: parent.acl().acl},
 	}
 	return path, st, ch, nil
 }
@@ -157,7 +156,7 @@ func (t *Tree) DeleteContainer(path string, m Meta) ([]Change, error) {
 	if n.kids().len() > 0 {
 		return nil, wire.ErrNotEmpty
 	}
-	if kindOfOwner(n.owner) == ownerNormal {
+	if kindOfOwner(n.owner()) == ownerNormal {
 		return nil, wire.ErrBadVersion
 	}
 	return t.deleteNode(path, parentPath, n, m), nil
@@ -174,8 +173,8 @@ func (t *Tree) deleteNode(path, parentPath string, n *node, m Meta) []Change {
 	t.remove(path)
 	t.quotaDeleted(path, parentPath, n.data())
 	return []Change{
-		{Type: wire.EventNodeDeleted, Path: path, ACL: n.acl.acl},
-		{Type: wire.EventNodeChildrenChanged, Path: eventPath(parentPath), ACL: parent.acl.acl},
+		{Type: wire.EventNodeDeleted, Path: path, ACL: n.acl().acl},
+		{Type: wire.EventNodeChildrenChanged, Path: eventPath(parentPath), ACL: parent.acl().acl},
 	}
 }
 
@@ -224,7 +223,7 @@ func (t *Tree) SetData(path string, data []byte, version int32, c Caller, m Meta
 	n.mtime = m.Time
 	st := n.stat() // taken before a quota update can rewrite n's own data
 	t.quotaDataChanged(path, oldLen, len(data))
-	return st, []Change{{Type: wire.EventNodeDataChanged, Path: path, ACL: n.acl.acl}}, nil
+	return st, []Change{{Type: wire.EventNodeDataChanged, Path: path, ACL: n.acl().acl}}, nil
 }
 
 // SetACL replaces a node's ACL: ValidatePath → ErrBadArguments; FixupACL
@@ -305,7 +304,7 @@ func (t *Tree) ExpiryCandidates(now int64, maxNeverUsed int64) []string {
 	}
 	for p := range t.ttls {
 		n := t.lookup(p)
-		if ttl := ttlOf(n.owner); n.kids().len() == 0 && ttl != 0 && now-n.mtime > ttl {
+		if ttl := ttlOf(n.owner()); n.kids().len() == 0 && ttl != 0 && now-n.mtime > ttl {
 			out = append(out, p)
 		}
 	}
@@ -334,5 +333,5 @@ func (t *Tree) ApplyConfig(data []byte, m Meta) (wire.Stat, []Change) {
 	n.version = -1
 	n.mzxid = m.Zxid
 	n.mtime = m.Time
-	return n.stat(), []Change{{Type: wire.EventNodeDataChanged, Path: configPath, ACL: n.acl.acl}}
+	return n.stat(), []Change{{Type: wire.EventNodeDataChanged, Path: configPath, ACL: n.acl().acl}}
 }

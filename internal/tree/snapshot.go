@@ -32,10 +32,10 @@ type NodeRecord struct {
 
 func (n *node) record(path string) NodeRecord {
 	return NodeRecord{
-		Path: path, Data: n.data(), ACL: n.acl.acl,
+		Path: path, Data: n.data(), ACL: n.acl().acl,
 		Czxid: n.czxid, Mzxid: n.mzxid, Ctime: n.ctime, Mtime: n.mtime,
 		Version: n.version, StoredCversion: n.cversion(), Aversion: n.aversion,
-		EphemeralOwner: n.owner, Pzxid: n.pzxid(),
+		EphemeralOwner: n.owner(), Pzxid: n.pzxid(),
 	}
 }
 
@@ -148,17 +148,19 @@ func (l *loader) flush() {
 // link links in one record.
 func (l *loader) link(r NodeRecord) error {
 	t := l.t
+	e := l.internACL(r.ACL)
 	n := &node{
-		acl:   l.internACL(r.ACL),
 		czxid: r.Czxid, mzxid: r.Mzxid,
 		ctime: r.Ctime, mtime: r.Mtime,
 		version: r.Version, aversion: r.Aversion,
-		owner: r.EphemeralOwner,
-		gen:   t.gen,
+		gen: t.gen,
 	}
 	n.setData(r.Data)
 	if r.Pzxid != r.Czxid || r.StoredCversion != 0 {
-		n.dir = &dir{pzxid: r.Pzxid, cversion: r.StoredCversion, gen: t.gen}
+		n.ext = &ext{acl: e, owner: r.EphemeralOwner, pzxid: r.Pzxid, cversion: r.StoredCversion, gen: t.gen}
+	} else {
+		n.ext = t.leafExt(e, r.EphemeralOwner)
+		t.acquireExt(n.ext)
 	}
 	if t.root == nil {
 		if r.Path != "/" {
@@ -183,7 +185,7 @@ func (l *loader) link(r NodeRecord) error {
 		if parent == nil {
 			return fmt.Errorf("%w: %q comes before its parent %q", ErrBadRecords, r.Path, eventPath(parentPath))
 		}
-		if kindOfOwner(parent.owner) == ownerNormal {
+		if kindOfOwner(parent.owner()) == ownerNormal {
 			return fmt.Errorf("%w: %q is a child of the ephemeral %q", ErrBadRecords, r.Path, eventPath(parentPath))
 		}
 		l.parent, l.parentPath = parent, parentPath
@@ -229,6 +231,7 @@ func (t *Tree) Clone() *Tree {
 		dataSize:   t.dataSize,
 		ephCount:   t.ephCount,
 		acls:       maps.Clone(t.acls),
+		owned:      maps.Clone(t.owned),
 		quotaRoots: maps.Clone(t.quotaRoots),
 		gen:        newGen(),
 	}

@@ -14,6 +14,23 @@ import (
 type aclEntry struct {
 	key string
 	acl []wire.ACL
+	// leaf is the interned ext of the nodes with this ACL and no owner
+	// that never had a child: most nodes.
+	leaf *ext
+}
+
+// ownedKey names the interned ext of the childless nodes with one ACL and
+// one owner (a session's ephemerals, containers, the TTL nodes of one
+// TTL).
+type ownedKey struct {
+	acl   *aclEntry
+	owner int64
+}
+
+// ownedUse is a tree's interned ext for one ownedKey and its user count.
+type ownedUse struct {
+	x    *ext
+	refs int // Invariant: number of this tree's nodes whose ext is interned for this key (x or an equal one)
 }
 
 // aclUse is a tree's interned entry for one ACL list and its user count.
@@ -45,11 +62,70 @@ func (t *Tree) internACL(acl []wire.ACL) *aclEntry {
 	k := aclKey(acl)
 	e := t.acls[k].e
 	if e == nil {
-		e = &aclEntry{key: k, acl: append([]wire.ACL(nil), acl...)}
+		e = newACLEntry(k, acl)
 		t.acls[k] = aclUse{e: e}
 	}
 	t.lastACL = e
 	return e
+}
+
+// newACLEntry returns an entry for acl, whose key is k.
+func newACLEntry(k string, acl []wire.ACL) *aclEntry {
+	e := &aclEntry{key: k, acl: append([]wire.ACL(nil), acl...)}
+	e.leaf = &ext{acl: e}
+	return e
+}
+
+// leafExt returns the interned ext of childless nodes with ACL e and the
+// given owner, not yet counted (acquireNode counts it).
+func (t *Tree) leafExt(e *aclEntry, owner int64) *ext {
+	if owner == 0 {
+		return e.leaf
+	}
+	if u, ok := t.owned[ownedKey{e, owner}]; ok {
+		return u.x
+	}
+	return &ext{acl: e, owner: owner}
+}
+
+// acquireNode counts n, just linked in, as a user of its ACL entry and
+// interned ext.
+func (t *Tree) acquireNode(n *node) {
+	t.acquire(n.acl())
+	t.acquireExt(n.ext)
+}
+
+// releaseNode undoes acquireNode for n, just unlinked.
+func (t *Tree) releaseNode(n *node) {
+	t.release(n.acl())
+	t.releaseExt(n.ext)
+}
+
+// acquireExt counts one more user of x if it is an interned ext with an
+// owner (one without lives as long as its ACL entry).
+func (t *Tree) acquireExt(x *ext) {
+	if x.gen != 0 || x.owner == 0 {
+		return
+	}
+	k := ownedKey{x.acl, x.owner}
+	u := t.owned[k]
+	u.x = x
+	u.refs++
+	t.owned[k] = u
+}
+
+// releaseExt undoes acquireExt.
+func (t *Tree) releaseExt(x *ext) {
+	if x.gen != 0 || x.owner == 0 {
+		return
+	}
+	k := ownedKey{x.acl, x.owner}
+	u := t.owned[k]
+	if u.refs--; u.refs <= 0 {
+		delete(t.owned, k)
+		return
+	}
+	t.owned[k] = u
 }
 
 func (t *Tree) acquire(e *aclEntry) {
@@ -94,26 +170,28 @@ func (t *Tree) own(path string) *node {
 	return c
 }
 
-// copyNode returns a copy of n owned by t, sharing n's dir.
+// copyNode returns a copy of n owned by t, sharing n's ext.
 func (t *Tree) copyNode(n *node) *node {
 	c := *n
 	c.gen = t.gen
 	return &c
 }
 
-// ownDir returns n's dir (n owned by t) ready to be changed: private to n,
-// created (pzxid = czxid, cversion 0, no children) if n has none.
-func (t *Tree) ownDir(n *node) *dir {
-	switch {
-	case n.dir == nil:
-		n.dir = &dir{pzxid: n.czxid, gen: t.gen}
-	case n.dir.gen != t.gen:
-		d := *n.dir
+// ownDir returns n's ext (n owned by t) ready to be changed: private to n,
+// made from its interned one (pzxid = czxid, cversion 0, no children) if
+// n never had a child.
+func (t *Tree) ownDir(n *node) *ext {
+	switch x := n.ext; {
+	case x.gen == 0:
+		n.ext = &ext{acl: x.acl, owner: x.owner, pzxid: n.czxid, gen: t.gen}
+		t.releaseExt(x)
+	case x.gen != t.gen:
+		d := *x
 		d.kids = d.kids.clone()
 		d.gen = t.gen
-		n.dir = &d
+		n.ext = &d
 	}
-	return n.dir
+	return n.ext
 }
 
 // modify returns the node at path ready for changing its own fields: owned
@@ -137,7 +215,7 @@ func (t *Tree) insert(path string, n *node) {
 	parent, _ := splitParent(path)
 	t.ownDir(t.own(parent)).kids.put(path[len(parent)+1:], n)
 	t.count++
-	t.acquire(n.acl)
+	t.acquireNode(n)
 	t.index(path, n)
 	t.record(func() { t.remove(path) })
 }
@@ -146,12 +224,12 @@ func (t *Tree) insert(path string, n *node) {
 // the ephemeral, container and TTL indexes.
 func (t *Tree) index(path string, n *node) {
 	t.dataSize += int64(len(path) + n.dataSize())
-	switch kindOfOwner(n.owner) {
+	switch owner := n.owner(); kindOfOwner(owner) {
 	case ownerNormal:
-		s := t.ephemerals[n.owner]
+		s := t.ephemerals[owner]
 		if s == nil {
 			s = make(map[string]struct{})
-			t.ephemerals[n.owner] = s
+			t.ephemerals[owner] = s
 		}
 		s[path] = struct{}{}
 		t.ephCount++
@@ -169,14 +247,14 @@ func (t *Tree) remove(path string) {
 	parent, _ := splitParent(path)
 	t.ownDir(t.own(parent)).kids.del(path[len(parent)+1:])
 	t.count--
-	t.release(n.acl)
+	t.releaseNode(n)
 	t.dataSize -= int64(len(path) + n.dataSize())
-	switch kindOfOwner(n.owner) {
+	switch owner := n.owner(); kindOfOwner(owner) {
 	case ownerNormal:
-		s := t.ephemerals[n.owner]
+		s := t.ephemerals[owner]
 		delete(s, path)
 		if len(s) == 0 {
-			delete(t.ephemerals, n.owner)
+			delete(t.ephemerals, owner)
 		}
 		t.ephCount--
 	case ownerContainer:
@@ -194,32 +272,38 @@ func (t *Tree) saveNode(n *node) {
 	if !t.inTxn {
 		return
 	}
-	old, pzxid, cversion := *n, n.pzxid(), n.cversion()
+	old, acl, pzxid, cversion := *n, n.acl(), n.pzxid(), n.cversion()
 	t.undo = append(t.undo, func() {
 		t.dataSize += int64(old.dataSize() - n.dataSize())
-		if n.acl != old.acl {
-			t.acquire(old.acl)
-			t.release(n.acl)
-		}
-		d := n.dir
+		x := n.ext
 		*n = old
-		n.dir = d
-		// A dir that differs from the saved values was changed, so it is
-		// owned; one that does not may still be shared, and is left alone.
-		if d != nil && (d.pzxid != pzxid || d.cversion != cversion) {
+		n.ext = x // the ext now (a child may have given n one of its own)
+		t.setNodeACL(n, acl)
+		// An ext of n's own that differs from the saved values was
+		// changed, so it is owned; one that does not may still be shared,
+		// and is left alone.
+		if d := n.dir(); d != nil && (d.pzxid != pzxid || d.cversion != cversion) {
 			d.pzxid, d.cversion = pzxid, cversion
 		}
 	})
 }
 
-// setNodeACL replaces n's ACL entry, keeping reference counts.
+// setNodeACL replaces n's ACL entry (n owned by t), keeping reference
+// counts: a childless node takes the interned ext of its new ACL, one
+// that has had children changes its own.
 func (t *Tree) setNodeACL(n *node, e *aclEntry) {
-	if n.acl == e {
+	if n.acl() == e {
 		return
 	}
 	t.acquire(e)
-	t.release(n.acl)
-	n.acl = e
+	t.release(n.acl())
+	if x := n.ext; x.gen == 0 {
+		n.ext = t.leafExt(e, x.owner)
+		t.acquireExt(n.ext)
+		t.releaseExt(x)
+		return
+	}
+	t.ownDir(n).acl = e
 }
 
 // setNodeData replaces n's data, keeping the data size.

@@ -109,6 +109,9 @@ type Tree struct {
 	ephCount   int
 
 	acls map[string]aclUse // interned ACL lists by aclKey, with this tree's user counts
+	// owned holds the interned exts of childless nodes with an owner
+	// (ephemeral, container, TTL), with this tree's user counts.
+	owned map[ownedKey]ownedUse
 
 	// quotaRoots holds the quota roots (ZooKeeper's PathTrie), each the
 	// normalised <p> of a /zookeeper/quota<p>/zookeeper_limits node
@@ -128,8 +131,8 @@ type Tree struct {
 	inTxn bool
 	undo  []func() // inverse actions since Begin, applied in reverse by Rollback
 
-	// gen marks the nodes and dirs this tree may change in place (see
-	// node.gen and dir.gen); Clone gives both trees new generations, so
+	// gen marks the nodes and exts this tree may change in place (see
+	// node.gen and ext.gen); Clone gives both trees new generations, so
 	// every node and dir they then share is copied on write.
 	gen uint32
 
@@ -147,6 +150,7 @@ func empty(opts Options) *Tree {
 		containers: make(map[string]struct{}),
 		ttls:       make(map[string]struct{}),
 		acls:       make(map[string]aclUse),
+		owned:      make(map[ownedKey]ownedUse),
 		quotaRoots: make(map[string]struct{}),
 		gen:        newGen(),
 	}
@@ -159,12 +163,12 @@ func empty(opts Options) *Tree {
 func New(opts Options) *Tree {
 	t := empty(opts)
 	reserved := func(acl []wire.ACL, aversion int32) *node {
-		n := &node{acl: t.internACL(acl), aversion: aversion, gen: t.gen}
+		n := &node{ext: t.leafExt(t.internACL(acl), 0), aversion: aversion, gen: t.gen}
 		n.setData([]byte{})
 		return n
 	}
 	root := reserved(wire.OpenACLUnsafe, 0)
-	t.acquire(root.acl)
+	t.acquireNode(root)
 	t.root, t.count = root, 1
 	t.dataSize = 1
 	t.insert(procPath, reserved(wire.OpenACLUnsafe, 0))
@@ -206,7 +210,7 @@ func (t *Tree) lookup(path string) *node {
 }
 
 func (t *Tree) allowed(n *node, perm wire.Perm, c Caller) bool {
-	return MatchACL(n.acl.acl, perm, c, t.opts.SkipACL)
+	return MatchACL(n.acl().acl, perm, c, t.opts.SkipACL)
 }
 
 // Exists returns the stat of path: wire.ErrBadArguments if path contains
@@ -267,7 +271,7 @@ func (t *Tree) GetACL(path string, c Caller) ([]wire.ACL, wire.Stat, error) {
 	if err != nil {
 		return nil, wire.Stat{}, err
 	}
-	acl := n.acl.acl
+	acl := n.acl().acl
 	if !t.allowed(n, wire.PermAdmin, c) {
 		acl = maskACL(acl)
 	}
@@ -321,7 +325,7 @@ func (t *Tree) Lookup(path string) (st wire.Stat, acl []wire.ACL, ok bool) {
 	if n == nil {
 		return wire.Stat{}, nil, false
 	}
-	return n.stat(), n.acl.acl, true
+	return n.stat(), n.acl().acl, true
 }
 
 // CanRead reports whether c may read a node with the given ACL; watch

@@ -269,7 +269,7 @@ func TestCreateKinds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := tr.lookup(tc.op.Path).owner; got != tc.owner {
+			if got := tr.lookup(tc.op.Path).owner(); got != tc.owner {
 				t.Fatalf("stored owner %x, want %x", got, tc.owner)
 			}
 			if st.EphemeralOwner != tc.wireOwner {
