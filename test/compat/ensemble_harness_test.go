@@ -118,19 +118,40 @@ func loopbackBlock() string {
 	return fmt.Sprintf("127.%d.%d.", 20+os.Getpid()%200, 1+n%250)
 }
 
-// freePorts returns n TCP ports free on host, held open together so they are distinct.
-func freePorts(t *testing.T, host string, n int) []int {
+// freePorts returns n TCP ports free on host, distinct from each other and from taken,
+// and adds them to taken. The members listen on addresses of their own, where the kernel
+// may hand out the same number twice; Normalize maps a number back to one member's port,
+// so every port of an ensemble must be a number of its own. The listeners are held open
+// until the ports are chosen, so a rejected number is not offered again.
+func freePorts(t *testing.T, host string, n int, taken map[int]bool) []int {
 	t.Helper()
 	var ports []int
-	for i := 0; i < n; i++ {
+	for attempt := 0; len(ports) < n; attempt++ {
+		if attempt == 100 {
+			t.Fatalf("no %d distinct free ports on %s in 100 tries (taken: %v)", n, host, taken)
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			t.Fatalf("free port on %s: %v", host, err)
 		}
 		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		port := l.Addr().(*net.TCPAddr).Port
+		if taken[port] {
+			continue
+		}
+		taken[port] = true
+		ports = append(ports, port)
 	}
 	return ports
+}
+
+// takenPorts returns the set of the members' ports, for freePorts.
+func (e *Ensemble) takenPorts() map[int]bool {
+	taken := map[int]bool{}
+	for _, m := range e.Members {
+		taken[m.QuorumPort], taken[m.ElectionPort], taken[m.ClientPort] = true, true, true
+	}
+	return taken
 }
 
 // startEnsemble writes the three members' configurations, starts them together and
@@ -152,12 +173,13 @@ func startEnsembleWith(t *testing.T, kind string, opts ensembleOptions) *Ensembl
 	e := &Ensemble{Kind: kind, opts: opts}
 	block := loopbackBlock()
 	root := t.TempDir()
+	taken := map[int]bool{}
 	for id := 1; id <= ensembleSize; id++ {
 		host := block + strconv.Itoa(id)
-		p := freePorts(t, host, 3)
+		p := freePorts(t, host, 3, taken)
 		client := p[2]
 		if id == 3 { // listens on 0.0.0.0: the port must be free on every address
-			client = freePorts(t, "0.0.0.0", 1)[0]
+			client = freePorts(t, "0.0.0.0", 1, taken)[0]
 		}
 		dir := filepath.Join(root, fmt.Sprintf("member%d", id))
 		e.Members = append(e.Members, &Member{

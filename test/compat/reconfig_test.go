@@ -63,7 +63,7 @@ func superConn(t *testing.T, ctx context.Context, servers string, opts ...client
 func spareServerLine(t *testing.T, e *Ensemble, id int) string {
 	t.Helper()
 	host := e.Members[0].Host
-	p := freePorts(t, host, 3)
+	p := freePorts(t, host, 3, e.takenPorts())
 	return fmt.Sprintf("server.%d=%s:%d:%d:participant;%s:%d", id, host, p[0], p[1], host, p[2])
 }
 
