@@ -387,11 +387,18 @@ func (e *Ensemble) WaitNotServing(i int) {
 }
 
 // WaitCaughtUp waits until every running member has applied as far as
-// the leader.
+// the leader, or the furthest member, had when it was called. (Not the
+// leader's alone: a follower applies a write and answers its client
+// before the leader has applied it, and a test that goes on from that
+// answer must see it everywhere.)
 func (e *Ensemble) WaitCaughtUp() {
 	e.tb.Helper()
-	l := e.Leader()
-	want := e.Member(l).LastZxid()
+	want := e.Member(e.Leader()).LastZxid()
+	for i := range e.members {
+		if srv := e.Member(i); srv != nil {
+			want = max(want, srv.LastZxid())
+		}
+	}
 	e.waitFor(fmt.Sprintf("every member at zxid 0x%x", want), func() bool {
 		for i := range e.members {
 			if srv := e.Member(i); srv != nil && srv.LastZxid() < want {
