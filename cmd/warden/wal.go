@@ -57,6 +57,8 @@ func dumpWAL(out io.Writer, dir string) error {
 					m.GetConfState().GetVoters(), m.GetConfState().GetLearners())
 			case storage.RecordVersion:
 				fmt.Fprintf(out, "format=%d", r.Version)
+			case storage.RecordSalt:
+				fmt.Fprintf(out, "salt=%016x", r.Salt)
 			}
 			fmt.Fprintf(out, " (record %d bytes)\n", r.Size)
 		}

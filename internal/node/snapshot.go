@@ -3,11 +3,13 @@ package node
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -88,6 +90,9 @@ func (n *Node) maybeSnapshot() {
 		took := time.Since(start)
 		if err != nil {
 			n.log.Error("snapshot failed; the log keeps growing until one succeeds", "index", meta.GetIndex(), "err", err)
+			if errors.Is(err, syscall.ENOSPC) {
+				n.disk.wal.DropSpares() // the next attempt may fit in their space
+			}
 		} else {
 			n.cfg.Metrics.ObserveSnapshot(took, size)
 			n.log.Info("snapshot saved", "index", meta.GetIndex(), "bytes", size, "took", took.Round(time.Millisecond))

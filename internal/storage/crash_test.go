@@ -187,6 +187,9 @@ func TestWALCrashAtEveryOperation(t *testing.T) {
 			if acked.last() < 40 || acked.snap == 0 || !strings.HasPrefix(filepath.Base(segmentPaths(t, fs)[0]), "0000000000000003") {
 				t.Fatalf("workload did too little: %+v", acked)
 			}
+			if reusedSegments(t, fs) == 0 {
+				t.Fatal("the workload never wrote a segment over a spare: the crashes would not test reuse")
+			}
 			t.Logf("crashing at each of %d file operations", total)
 			for _, torn := range []bool{false, true} {
 				t.Run(fmt.Sprintf("torn=%v", torn), func(t *testing.T) {

@@ -4,20 +4,38 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // FuzzWALSegment feeds arbitrary bytes to the segment reader, as the last
 // segment and as an earlier one: it must not panic, and what it accepts must
 // be consistent.
 func FuzzWALSegment(f *testing.F) {
-	var seg []byte
-	for _, e := range ents(1, 3, 1) {
-		seg, _ = appendRecord(seg, RecordEntry, e)
+	for _, version := range []uint32{walVersion1, walVersion2} {
+		var seg []byte
+		add := func(typ RecordType, m proto.Message) {
+			var err error
+			if version == walVersion1 {
+				seg, err = appendRecord(seg, typ, m)
+			} else {
+				seg, err = appendRecord2(seg, 7, typ, m)
+			}
+			if err != nil {
+				f.Fatal(err)
+			}
+		}
+		if version == walVersion2 {
+			seg = appendSegmentHeader(nil, 7)
+		}
+		for _, e := range ents(1, 3, 1) {
+			add(RecordEntry, e)
+		}
+		add(RecordHardState, hardState(1, 1, 3))
+		add(RecordSnapshot, snapMeta(2, 1))
+		f.Add(append(seg, make([]byte, 64)...))
+		f.Add(seg[:len(seg)-3])
 	}
-	seg, _ = appendRecord(seg, RecordHardState, hardState(1, 1, 3))
-	seg, _ = appendRecord(seg, RecordSnapshot, snapMeta(2, 1))
-	f.Add(append(seg, make([]byte, 64)...))
-	f.Add(seg[:len(seg)-3])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, last := range []bool{false, true} {
@@ -30,10 +48,15 @@ func FuzzWALSegment(f *testing.F) {
 				if r.Offset != off || r.Size <= recordHeaderSize {
 					t.Fatalf("record at %d size %d, expected offset %d", r.Offset, r.Size, off)
 				}
-				off += int64(r.Size)
+				off = r.Offset + int64(r.Size)
 			}
-			if err == nil && !s.torn && !allZero(data[s.end:]) {
-				t.Fatalf("accepted non-zero bytes after the end of data at %d", s.end)
+			if err == nil && !s.torn {
+				if s.version == walVersion1 && !allZero(data[s.end:]) {
+					t.Fatalf("accepted non-zero bytes after the end of data at %d", s.end)
+				}
+				if at, ok := liveRecordAfter(data, s.end, s.salt); s.version == walVersion2 && ok {
+					t.Fatalf("accepted a record of the segment at %d after the end of data at %d", at, s.end)
+				}
 			}
 			var b logBuilder
 			b.snap, b.hs = snapMeta(0, 0), hardState(0, 0, 0)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -164,4 +165,46 @@ func asCorrupt(t testing.TB, err error) *CorruptError {
 		t.Fatalf("got error %v, want a *CorruptError", err)
 	}
 	return ce
+}
+
+// versionRecord returns a version record of version v, framed as every
+// version frames it.
+func versionRecord(v uint32) []byte {
+	rec := []byte{5, 0, 0, 0, 0, 0, 0, 0, byte(RecordVersion), 0, 0, 0, 0}
+	binary.LittleEndian.PutUint32(rec[9:], v)
+	binary.LittleEndian.PutUint32(rec[4:], recordCRC(rec[:4], rec[8:]))
+	return rec
+}
+
+// salted returns a version-2 segment of the given salt whose first record
+// holds body (type byte and payload), framed with the salt.
+func salted(t testing.TB, salt uint64, body []byte) []byte {
+	t.Helper()
+	seg := appendSegmentHeader(nil, salt)
+	hdr := make([]byte, record2HeaderSize)
+	binary.LittleEndian.PutUint32(hdr, uint32(len(body)))
+	binary.LittleEndian.PutUint64(hdr[8:], salt)
+	binary.LittleEndian.PutUint32(hdr[4:], record2CRC(hdr, body))
+	return append(append(seg, hdr...), body...)
+}
+
+// pad returns b with zero bytes up to n bytes.
+func pad(b []byte, n int) []byte { return append(b, make([]byte, max(0, n-len(b)))...) }
+
+// framedSize returns the bytes a version-2 record at r.Offset of data takes
+// without the padding after it: its header and body.
+func framedSize(data []byte, r WALRecord) int {
+	return record2HeaderSize + int(binary.LittleEndian.Uint32(data[r.Offset:]))
+}
+
+// appendRecord frames m as a version-1 record of type typ at the end of
+// buf: what builds before format 2 wrote.
+func appendRecord(buf []byte, typ RecordType, m proto.Message) ([]byte, error) {
+	start := len(buf)
+	buf = append(buf, 0, 0, 0, 0, 0, 0, 0, 0, byte(typ))
+	buf, err := proto.MarshalOptions{}.MarshalAppend(buf, m)
+	if err != nil {
+		return buf[:start], err
+	}
+	return sealRecord(buf, start, typ)
 }

@@ -142,7 +142,12 @@ func TestWALVersionRecordMisplaced(t *testing.T) {
 		off  int64
 		want string
 	}{
-		{"twice", appendVersionRecord(appendVersionRecord(nil)), 13, "a version record after the start of the segment"},
+		{"twice", append(versionRecord(walVersion1), versionRecord(walVersion1)...), 13, "a version record after the start of the segment"},
+		{"among salted records", salted(t, 99, versionRecord(walVersion2)[recordHeaderSize:]), segment2DataStart, "a version record after the start of the segment"},
+		{"salt among salted records", salted(t, 99, appendSegmentHeader(nil, 5)[saltRecordOffset+recordHeaderSize:saltRecordOffset+recordHeaderSize+9]), segment2DataStart, "a salt record after the start of the segment"},
+		{"salt in version 1", append(versionRecord(walVersion1), appendSegmentHeader(nil, 5)[saltRecordOffset:]...), 13, "a salt record in a version-1 segment"},
+		{"no salt record", pad(versionRecord(walVersion2), segment2DataStart), saltRecordOffset, "not followed by a valid salt record"},
+		{"zero salt", appendSegmentHeader(nil, 0), saltRecordOffset, "salt is zero"},
 		{"version 0", zero, 0, "format version 0 does not exist"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

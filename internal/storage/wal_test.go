@@ -106,15 +106,18 @@ func TestWALSegmentRollover(t *testing.T) {
 	if !proto.Equal(hs, hardState(1, 1, 201)) {
 		t.Errorf("hard state %v", hs)
 	}
-	// Each segment starts with its version record; each after the first
-	// then has the hard state of its time.
+	// Each segment starts with its version and salt records; each after
+	// the first then has the hard state of its time.
 	for i, p := range paths {
 		recs := records(t, fs)[p]
 		if len(recs) == 0 || recs[0].Type != RecordVersion || recs[0].Version != walVersion || recs[0].Offset != 0 {
 			t.Errorf("%s does not start with a version record of version %d: %+v", p, walVersion, recs[:min(1, len(recs))])
 		}
-		if i > 0 && (len(recs) < 2 || recs[1].Type != RecordHardState) {
-			t.Errorf("%s does not have a hard state record after its version", p)
+		if len(recs) < 2 || recs[1].Type != RecordSalt || recs[1].Salt == 0 {
+			t.Errorf("%s does not have a salt record after its version", p)
+		}
+		if i > 0 && (len(recs) < 3 || recs[2].Type != RecordHardState) {
+			t.Errorf("%s does not have a hard state record after its version and salt", p)
 		}
 	}
 }
@@ -183,7 +186,7 @@ func TestWALTornTail(t *testing.T) {
 		t.Fatalf("last record is %v", last)
 	}
 	orig := readFile(t, fs, path)
-	for cut := 0; cut < last.Size; cut++ {
+	for cut := 0; cut < framedSize(orig, last); cut++ {
 		data := append([]byte(nil), orig...)
 		clear(data[last.Offset+int64(cut):])
 		fs := NewMemFS()
@@ -198,7 +201,10 @@ func TestWALTornTail(t *testing.T) {
 		}
 		_, _, es, _ := w.ReadAll()
 		equalEntries(t, es, ents(1, 4, 1))
-		if cut > 0 && (!strings.Contains(logs.String(), "torn") || !strings.Contains(logs.String(), path)) {
+		// Cut inside the header, before the salt, the record is not yet
+		// one of the segment's: the data ends there, as where nothing
+		// was written.
+		if cut >= record2HeaderSize && (!strings.Contains(logs.String(), "torn") || !strings.Contains(logs.String(), path)) {
 			t.Fatalf("cut at %d: no log line naming the torn tail: %q", cut, logs.String())
 		}
 		// The WAL is usable again and the repair is durable.
@@ -243,38 +249,49 @@ func TestWALCorruption(t *testing.T) {
 		{"payload of a middle record of the last segment", func(t *testing.T, fs FS, paths []string, recs map[string][]WALRecord) (string, int64) {
 			p := paths[len(paths)-1]
 			r := recs[p][len(recs[p])/2]
-			flip(t, fs, p, r.Offset+int64(r.Size)-1)
+			flip(t, fs, p, r.Offset+int64(framedSize(readFile(t, fs, p), r))-1)
 			return p, r.Offset
 		}},
 		{"length of a middle record of the last segment", func(t *testing.T, fs FS, paths []string, recs map[string][]WALRecord) (string, int64) {
 			p := paths[len(paths)-1]
-			r := recs[p][1]
+			r := recs[p][2]
 			flip(t, fs, p, r.Offset)
 			return p, r.Offset
 		}},
 		{"checksum of a record in the first segment", func(t *testing.T, fs FS, paths []string, recs map[string][]WALRecord) (string, int64) {
-			r := recs[paths[0]][2]
+			r := recs[paths[0]][3]
 			flip(t, fs, paths[0], r.Offset+5)
 			return paths[0], r.Offset
 		}},
 		{"last record of a middle segment", func(t *testing.T, fs FS, paths []string, recs map[string][]WALRecord) (string, int64) {
 			p := paths[1]
 			r := recs[p][len(recs[p])-1]
-			flip(t, fs, p, r.Offset+int64(r.Size)-1)
+			flip(t, fs, p, r.Offset+int64(framedSize(readFile(t, fs, p), r))-1)
 			return p, r.Offset
 		}},
-		{"junk after the end of a middle segment's data", func(t *testing.T, fs FS, paths []string, recs map[string][]WALRecord) (string, int64) {
-			p := paths[1]
-			r := recs[p][len(recs[p])-1]
-			end := r.Offset + int64(r.Size)
-			flip(t, fs, p, 4095)
-			return p, end
+		{"salt of a middle record of the last segment", func(t *testing.T, fs FS, paths []string, recs map[string][]WALRecord) (string, int64) {
+			p := paths[len(paths)-1]
+			r := recs[p][len(recs[p])/2]
+			flip(t, fs, p, r.Offset+9)
+			return p, r.Offset
 		}},
-		{"junk far after the end of the last segment's data", func(t *testing.T, fs FS, paths []string, recs map[string][]WALRecord) (string, int64) {
+		{"salt of the next-to-last record of a middle segment", func(t *testing.T, fs FS, paths []string, recs map[string][]WALRecord) (string, int64) {
+			p := paths[1]
+			r := recs[p][len(recs[p])-2]
+			flip(t, fs, p, r.Offset+15)
+			return p, r.Offset
+		}},
+		{"a record of the segment far after the end of the last segment's data", func(t *testing.T, fs FS, paths []string, recs map[string][]WALRecord) (string, int64) {
 			p := paths[len(paths)-1]
 			r := recs[p][len(recs[p])-1]
 			end := r.Offset + int64(r.Size)
-			flip(t, fs, p, 4095)
+			data := readFile(t, fs, p)
+			at := (int64(len(data)) - int64(r.Size)) &^ 7
+			if at < end+8 {
+				t.Fatalf("no room after the last segment's data (ends at %d of %d)", end, len(data))
+			}
+			copy(data[at:], data[r.Offset:end])
+			writeFile(t, fs, p, data)
 			return p, end
 		}},
 		{"missing segment", func(t *testing.T, fs FS, paths []string, recs map[string][]WALRecord) (string, int64) {
@@ -466,7 +483,7 @@ func (g removeGate) Remove(path string) error {
 func TestWALSavesWhileReleaseToDeletes(t *testing.T) {
 	mem := NewMemFS()
 	g := removeGate{FS: mem, entered: make(chan struct{}), release: make(chan struct{})}
-	opts := WALOptions{SegmentSize: 4096}
+	opts := WALOptions{SegmentSize: 4096, Spares: -1}
 	w := mustOpenWAL(t, g, opts)
 	saveHundredPadded(t, w)
 	if err := w.SaveSnapshot(snapMeta(60, 1)); err != nil {
@@ -562,7 +579,7 @@ func saveBigSegments(t *testing.T, w *WAL) {
 func TestWALReleaseShrinksSegmentsGradually(t *testing.T) {
 	r := &releaseRecorder{FS: NewMemFS()}
 	const segSize = 5 << 20
-	w := mustOpenWAL(t, r, WALOptions{SegmentSize: segSize})
+	w := mustOpenWAL(t, r, WALOptions{SegmentSize: segSize, Spares: -1})
 	saveBigSegments(t, w)
 	before := len(segmentPaths(t, r))
 	if err := w.ReleaseTo(3); err != nil {
@@ -601,7 +618,7 @@ func TestWALReleaseShrinksSegmentsGradually(t *testing.T) {
 func TestWALCrashMidReleaseRecovers(t *testing.T) {
 	mem := NewMemFS()
 	r := &releaseRecorder{FS: mem, keep: true}
-	opts := WALOptions{SegmentSize: 5 << 20}
+	opts := WALOptions{SegmentSize: 5 << 20, Spares: -1}
 	w := mustOpenWAL(t, r, opts)
 	saveBigSegments(t, w)
 	if err := w.ReleaseTo(3); err == nil {
