@@ -28,7 +28,9 @@ func (s *Server) nodeConfig(fsmOpts fsm.Options, opts Options) node.Config {
 		SnapRetain: cfg.AutopurgeSnapRetainCount,
 		SnapCount:  uint64(max(cfg.SnapCount, 1)),
 		SnapBytes:  uint64(max(cfg.SnapSizeLimitInKb, 0)) * 1024,
-		FSM:        fsmOpts,
+		// preAllocSize: at least the WAL's minimum, at most 4 GiB.
+		WALSegmentSize: min(max(cfg.PreAllocSizeKB, 4), 4<<20) * 1024,
+		FSM:            fsmOpts,
 		Hooks: node.Hooks{
 			Applied:            s.applied,
 			Installed:          s.installed,

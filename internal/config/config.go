@@ -190,6 +190,11 @@ type Config struct {
 	// SnapCount is the number of transactions between snapshots
 	// (snapCount; default 100000).
 	SnapCount int
+	// PreAllocSizeKB is the size in KiB of each write-ahead log segment,
+	// which is preallocated whole (preAllocSize, ZooKeeper's step of
+	// preallocation of its log files; default 65536, 64 MiB; values below
+	// 4 are read as 4).
+	PreAllocSizeKB int64
 	// SnapSizeLimitInKb also triggers a snapshot once the transactions
 	// since the last one add up to this many KiB (snapSizeLimitInKb;
 	// default 4194304, i.e. 4 GiB; 0 or less disables the size trigger).
@@ -263,6 +268,7 @@ func zkDefaults() Config {
 		ForceSync:                 true,
 		SnapCount:                 100000,
 		SnapSizeLimitInKb:         4194304,
+		PreAllocSizeKB:            65536,
 		AutopurgeSnapRetainCount:  3,
 		AdminEnableServer:         true,
 		AdminServerAddress:        "0.0.0.0",

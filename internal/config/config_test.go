@@ -87,6 +87,7 @@ func TestZooKeeperDefaults(t *testing.T) {
 		{"ForceSync", c.ForceSync, true},
 		{"SnapCount", c.SnapCount, 100000},
 		{"SnapSizeLimitInKb", c.SnapSizeLimitInKb, int64(4194304)},
+		{"PreAllocSizeKB", c.PreAllocSizeKB, int64(65536)},
 		{"AutopurgeSnapRetainCount", c.AutopurgeSnapRetainCount, 3},
 		{"AutopurgePurgeInterval", c.AutopurgePurgeInterval, 0},
 		{"AdminEnableServer", c.AdminEnableServer, true},
@@ -151,6 +152,7 @@ func TestPrefixAliases(t *testing.T) {
 		{"zookeeper.skipACL=yes", func(c Config) bool { return c.SkipACL }},
 		{"zookeeper.forceSync=no", func(c Config) bool { return !c.ForceSync }},
 		{"snapCount=#10", func(c Config) bool { return c.SnapCount == 16 }},
+		{"zookeeper.preAllocSize=16", func(c Config) bool { return c.PreAllocSizeKB == 16 }},
 		{"globalOutstandingLimit=010", func(c Config) bool { return c.GlobalOutstandingLimit == 8 }},
 		{"zookeeper.netty.server.outstandingHandshake.limit=0x10", func(c Config) bool { return c.OutstandingHandshakeLimit == 16 }},
 		{"maxCnxns=-5", func(c Config) bool { return c.MaxCnxns == -5 }},
@@ -349,7 +351,7 @@ func TestBadValues(t *testing.T) {
 
 func TestUnknownKeysWarn(t *testing.T) {
 	c := mustParse(t, "dataDir=/d\nclientPort=1\nfrobnicate=1\nwarden.nope=2\ngroup.1=1:2:3\n"+
-		"preAllocSize=65536\nssl.keyStore.location=/k\nmetricsProvider.httpPort=7000\nzookeeper.leaderServes=no\n"+
+		"commitLogCount=500\nssl.keyStore.location=/k\nmetricsProvider.httpPort=7000\nzookeeper.leaderServes=no\n"+
 		"autopurge.snapRetainCount=1")
 	want := []string{"frobnicate", "warden.nope", "group.1", "autopurge.snapRetainCount"}
 	if len(c.Warnings) != len(want) {

@@ -105,6 +105,7 @@ var keySetters = map[string]setter{
 	"forceSync":                               notNoKey(func(c *Config) *bool { return &c.ForceSync }),
 	"snapCount":                               decodeIntKey(func(c *Config) *int { return &c.SnapCount }),
 	"snapSizeLimitInKb":                       decodeLongKey(func(c *Config) *int64 { return &c.SnapSizeLimitInKb }),
+	"preAllocSize":                            decodeLongKey(func(c *Config) *int64 { return &c.PreAllocSizeKB }),
 	"autopurge.snapRetainCount":               intKey(func(c *Config) *int { return &c.AutopurgeSnapRetainCount }),
 	"autopurge.purgeInterval":                 intKey(func(c *Config) *int { return &c.AutopurgePurgeInterval }),
 
@@ -119,7 +120,7 @@ var keySetters = map[string]setter{
 // Config.Lookup) and produce no warning.
 var acceptedKeys = setOf(
 	// Advanced configuration.
-	"preAllocSize", "commitLogCount", "txnLogSizeLimitInKb",
+	"commitLogCount", "txnLogSizeLimitInKb",
 	"fsync.warningthresholdms", "maxResponseCacheSize", "maxGetChildrenResponseCacheSize",
 	"emulate353TTLNodes", "watchManagerName", "watcherCleanThreadsNum", "watcherCleanThreshold",
 	"watcherCleanIntervalInSeconds", "maxInProcessingDeadWatchers", "bitHashCacheSize",

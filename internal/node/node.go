@@ -65,6 +65,9 @@ type Config struct {
 	DataDir, DataLogDir string
 	// ForceSync fsyncs the WAL (zoo.cfg forceSync; off only for tests).
 	ForceSync bool
+	// WALSegmentSize is the size in bytes of each WAL segment
+	// (preAllocSize × 1024). Default storage.DefaultSegmentSize.
+	WALSegmentSize int64
 	// SnapRetain is how many snapshot files to keep
 	// (autopurge.snapRetainCount; at least storage.MinSnapRetain).
 	SnapRetain int

@@ -72,11 +72,12 @@ func readWAL(cfg *Config, log *slog.Logger, keepAfter uint64) walRead {
 	r := walRead{keepAfter: keepAfter}
 	dir := storage.WALDir(cfg.DataLogDir)
 	r.wal, r.err = storage.OpenWAL(cfg.FS, dir, storage.WALOptions{
-		NoSync:    !cfg.ForceSync,
-		Logger:    log,
-		KeepAfter: keepAfter,
-		SlowSync:  cfg.SlowSync,
-		OnSync:    cfg.Metrics.ObserveFsync,
+		SegmentSize: cfg.WALSegmentSize,
+		NoSync:      !cfg.ForceSync,
+		Logger:      log,
+		KeepAfter:   keepAfter,
+		SlowSync:    cfg.SlowSync,
+		OnSync:      cfg.Metrics.ObserveFsync,
 	})
 	if r.err != nil {
 		r.err = fmt.Errorf("node: open write-ahead log in %s: %w", dir, r.err)

@@ -8,12 +8,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wardenzk/warden/client"
+	"github.com/wardenzk/warden/internal/storage"
 	"github.com/wardenzk/warden/test/proc"
 )
 
@@ -103,6 +105,10 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	snaps, _ := filepath.Glob(filepath.Join(srv.dataDir, "version-2", "snap-*.snap"))
 	if len(snaps) == 0 {
 		t.Errorf("no snapshot file in %s/version-2 after %d writes with snapCount=64: kills never met a snapshot", srv.dataDir, h.count())
+	}
+	if n := reusedSegments(t, storage.WALDir(srv.dataDir)); n == 0 {
+		t.Errorf("no WAL segment in %s was written over a released one after %d writes with preAllocSize=16: kills never met segment reuse",
+			storage.WALDir(srv.dataDir), h.count())
 	}
 
 	// The owner reconnected after every restart within its timeout: its
@@ -280,8 +286,10 @@ func newServer(t *testing.T, bin string) *server {
 		},
 		dataDir: filepath.Join(dir, "data"),
 	}
-	// A small snapCount: kills also land during snapshots and log compaction.
-	cfg := fmt.Sprintf("tickTime=2000\nsnapCount=64\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n",
+	// A small snapCount: kills also land during snapshots and log
+	// compaction; small WAL segments (preAllocSize, KiB): during rolls,
+	// and in segments written over released ones.
+	cfg := fmt.Sprintf("tickTime=2000\nsnapCount=64\npreAllocSize=16\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n",
 		s.dataDir, port)
 	if err := os.WriteFile(s.Config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -323,4 +331,26 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// reusedSegments counts the segments of the WAL in dir that hold bytes
+// other than zero after the end of their data: files written over after
+// an earlier use as a segment.
+func reusedSegments(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	err := storage.ScanWAL(storage.OSFS, dir, func(s storage.WALSegment, _ []storage.WALRecord) error {
+		data, err := os.ReadFile(s.Path)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(data[s.End:], func(b byte) bool { return b != 0 }) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading the WAL in %s: %v", dir, err)
+	}
+	return n
 }
