@@ -4,6 +4,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -18,3 +19,20 @@ func flock(f *os.File) error {
 	}
 	return nil
 }
+
+// mapReadOnly maps the first size bytes of f into memory, read only, for
+// one sequential pass. Release the mapping with unmap.
+func mapReadOnly(f *os.File, size int64) ([]byte, error) {
+	if size <= 0 || int64(int(size)) != size {
+		return nil, fmt.Errorf("storage: cannot map %d bytes of %s", size, f.Name())
+	}
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, &os.PathError{Op: "mmap", Path: f.Name(), Err: err}
+	}
+	_ = syscall.Madvise(b, syscall.MADV_SEQUENTIAL) // a hint: read ahead, drop behind
+	return b, nil
+}
+
+// unmap releases a mapping made by mapReadOnly.
+func unmap(b []byte) error { return syscall.Munmap(b) }

@@ -132,11 +132,12 @@ func records(t testing.TB, fs FS) map[string][]WALRecord {
 
 func readFile(t testing.TB, fs FS, path string) []byte {
 	t.Helper()
-	b, err := readWhole(fs, path)
+	b, release, err := segmentBytes(fs, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	defer release()
+	return bytes.Clone(b)
 }
 
 // writeFile replaces path's contents, durably.

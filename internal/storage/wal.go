@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -165,21 +166,50 @@ func listSegments(fs FS, dir string) ([]segmentName, error) {
 	return segs, nil
 }
 
-func readWhole(fs FS, path string) ([]byte, error) {
+// segmentBytes returns the contents of the segment at path and a function
+// to call once they are no longer used. A segment of the OS file system is
+// mapped into memory rather than read into it, so that recovery holds no
+// copy of a segment however large preAllocSize makes it (decoded records
+// do not refer to the bytes they were decoded from). Scan them with
+// scanMapped.
+func segmentBytes(fs FS, path string) (buf []byte, release func(), err error) {
 	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close()
+	defer f.Close() // a mapping outlives the descriptor
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	buf := make([]byte, fi.Size())
+	if of, ok := f.(osFile); ok && fi.Size() > 0 {
+		buf, err := mapReadOnly(of.File, fi.Size())
+		if err != nil {
+			return nil, nil, err
+		}
+		return buf, func() { _ = unmap(buf) }, nil
+	}
+	buf = make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, fmt.Errorf("storage: reading %s: %w", path, err)
+		return nil, nil, fmt.Errorf("storage: reading %s: %w", path, err)
 	}
-	return buf, nil
+	return buf, func() {}, nil
+}
+
+// scanMapped is scanSegment over what segmentBytes returned. A read error
+// of the disk reaches a mapped file as a memory fault: it is returned as an
+// error instead of stopping the process.
+func scanMapped(path string, buf []byte, last bool) (scan segmentScan, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			err = fmt.Errorf("storage: reading %s: %v (a read error of the disk?)", path, r)
+		}
+	}()
+	return scanSegment(path, buf, last)
 }
 
 // OpenWAL opens the WAL in dir, creating it if needed, and recovers it: a
@@ -371,12 +401,14 @@ func (w *WAL) recover(segs []segmentName) error {
 	var tailScan segmentScan
 	for i, s := range segs {
 		path := filepath.Join(w.dir, s.String())
-		buf, err := readWhole(w.fs, path)
+		buf, release, err := segmentBytes(w.fs, path)
 		if err != nil {
 			return err
 		}
 		last := i == len(segs)-1
-		scan, err := scanSegment(path, buf, last)
+		scan, err := scanMapped(path, buf, last)
+		size := int64(len(buf))
+		release()
 		if err != nil {
 			return err
 		}
@@ -387,7 +419,7 @@ func (w *WAL) recover(segs []segmentName) error {
 		}
 		if last {
 			tailScan = scan
-			w.size = int64(len(buf))
+			w.size = size
 		}
 	}
 	if err := b.finish(); err != nil {
@@ -1001,12 +1033,13 @@ func ScanWAL(fs FS, dir string, fn func(WALSegment, []WALRecord) error) error {
 	}
 	for i, s := range segs {
 		path := filepath.Join(dir, s.String())
-		buf, err := readWhole(fs, path)
+		buf, release, err := segmentBytes(fs, path)
 		if err != nil {
 			return err
 		}
-		scan, serr := scanSegment(path, buf, i == len(segs)-1)
+		scan, serr := scanMapped(path, buf, i == len(segs)-1)
 		seg := WALSegment{Path: path, Version: scan.version, Seq: s.seq, FirstIndex: s.firstIndex, Size: int64(len(buf)), End: scan.end, Torn: scan.torn}
+		release()
 		if err := fn(seg, scan.records); err != nil {
 			return err
 		}

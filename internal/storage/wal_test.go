@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -462,6 +463,78 @@ func TestWALOnOSFS(t *testing.T) {
 	defer w.Close()
 	_, _, es, _ := w.ReadAll()
 	equalEntries(t, es, ents(1, 100, 1))
+}
+
+// Recovery maps a segment of the OS file system instead of reading it
+// into memory: opening a log of one large, nearly empty segment allocates
+// next to nothing, and what was decoded from the mapping stays valid once
+// it is gone.
+func TestWALRecoveryMapsSegments(t *testing.T) {
+	dir := t.TempDir() + "/wal"
+	const segSize = 64 << 20
+	opts := WALOptions{SegmentSize: segSize, Logger: quietLogger()}
+	w, err := OpenWAL(OSFS, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSave(t, w, hardState(1, 1, 50), ents(1, 50, 1))
+	w.Close()
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w, err = OpenWAL(OSFS, dir, opts)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > segSize/16 {
+		t.Errorf("opening a log of one %d MiB segment allocated %d KiB", segSize>>20, grew>>10)
+	}
+	_, _, es, _ := w.ReadAll()
+	equalEntries(t, es, ents(1, 50, 1))
+
+	n := 0
+	runtime.ReadMemStats(&before)
+	err = ScanWAL(OSFS, dir, func(seg WALSegment, recs []WALRecord) error {
+		if seg.Size != segSize {
+			t.Errorf("segment size %d, want %d", seg.Size, segSize)
+		}
+		n += len(recs)
+		return nil
+	})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > segSize/16 {
+		t.Errorf("scanning a log of one %d MiB segment allocated %d KiB", segSize>>20, grew>>10)
+	}
+	if want := 2 + 50 + 1; n != want { // version, salt, entries, hard state
+		t.Errorf("ScanWAL saw %d records, want %d", n, want)
+	}
+}
+
+// A read error under a mapping is a memory fault; the scan returns it as
+// an error. (A mapped page beyond the end of its file faults the same way:
+// the file is cut short under the mapping here.)
+func TestScanMappedFaultIsAnError(t *testing.T) {
+	path := t.TempDir() + "/seg"
+	if err := os.WriteFile(path, bytes.Repeat([]byte{1}, 1<<16), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buf, release, err := segmentBytes(OSFS, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err = scanMapped(path, buf, true)
+	if err == nil || !strings.Contains(err.Error(), "a read error of the disk") {
+		t.Fatalf("scanMapped over a vanished file: err = %v, want a read error", err)
+	}
 }
 
 // removeGate is an FS whose Remove waits for a signal, to hold a
