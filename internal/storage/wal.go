@@ -526,9 +526,10 @@ func (w *WAL) ReadAll() (snap *raftpb.SnapshotMetadata, hs *raftpb.HardState, en
 // term (the caller re-applies the entries after the snapshot it loaded).
 // And since raft moves the commit only over entries synced by an earlier
 // Save or saved in the same one (which then syncs), a commit that survives
-// never covers an entry the log lost (ReadAll checks this all the same). Save syncs even when mustSync is false if ents is
-// not empty or hs changes the term or vote: those must be durable before
-// raft acts on them.
+// never covers an entry the log lost (ReadAll checks this all the same).
+// Save syncs even when mustSync is false if ents is not empty or hs
+// changes the term or vote: those must be durable before raft acts on
+// them.
 //
 // An error wrapping ErrDiskFull means the disk is full: nothing of this call
 // is in the log (a partial write was truncated away) and the WAL remains
