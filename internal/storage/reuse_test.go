@@ -257,3 +257,23 @@ func TestWALDropsSparesOnAFullDisk(t *testing.T) {
 		})
 	}
 }
+
+// By default the spares hold at most DefaultSpareBytes, but at least one
+// segment is kept whatever its size.
+func TestDefaultSpares(t *testing.T) {
+	for _, c := range []struct {
+		segSize int64
+		want    int
+	}{
+		{16 << 10, DefaultSpares},
+		{DefaultSegmentSize, 4},
+		{128 << 20, 2},
+		{200 << 20, 1},
+		{1 << 30, 1},
+		{4 << 30, 1},
+	} {
+		if got := defaultSpares(c.segSize); got != c.want {
+			t.Errorf("defaultSpares(%d MiB) = %d, want %d", c.segSize>>20, got, c.want)
+		}
+	}
+}

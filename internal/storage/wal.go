@@ -50,7 +50,8 @@ type WALOptions struct {
 	// WAL's lock held: it must be quick and must not call the WAL.
 	OnSync func(d time.Duration, slow bool)
 	// Spares is how many released segment files the WAL keeps to write
-	// over instead of creating new ones (see ReleaseTo). Default (0)
+	// over instead of creating new ones (see ReleaseTo). Default (0) as
+	// many as fit in DefaultSpareBytes, at least one and at most
 	// DefaultSpares; a negative value keeps none.
 	Spares int
 	// Now is the clock fsyncs are timed with. Default time.Now; tests
@@ -229,7 +230,7 @@ func OpenWAL(fs FS, dir string, opts WALOptions) (*WAL, error) {
 		opts.Now = time.Now
 	}
 	if opts.Spares == 0 {
-		opts.Spares = DefaultSpares
+		opts.Spares = defaultSpares(opts.SegmentSize)
 	}
 	if opts.SegmentSize < 4096 {
 		return nil, fmt.Errorf("storage: WAL segment size %d is below the minimum of 4096 bytes", opts.SegmentSize)
@@ -966,11 +967,22 @@ const releasedSuffix = ".released"
 // spareSuffix marks a segment ReleaseTo took out of the log to reuse.
 const spareSuffix = ".spare"
 
-// DefaultSpares is the default WALOptions.Spares: disk space held for
-// speed, 4 × 64 MiB with the default segment size. A snapshot every
-// snapCount (100,000) writes of 1 KiB releases about two segments at a
-// time.
+// DefaultSpares is the most spares WALOptions.Spares keeps by default:
+// four segments of the default size fill DefaultSpareBytes. A snapshot
+// every snapCount (100,000) writes of 1 KiB releases about two segments
+// at a time.
 const DefaultSpares = 4
+
+// DefaultSpareBytes bounds the disk space the default spares hold for
+// speed: with segments larger than the default (preAllocSize) fewer are
+// kept, but always one.
+const DefaultSpareBytes = 256 << 20
+
+// defaultSpares is WALOptions.Spares's default for segments of segSize
+// bytes.
+func defaultSpares(segSize int64) int {
+	return int(min(DefaultSpares, max(1, DefaultSpareBytes/segSize)))
+}
 
 // The pace at which ReleaseTo frees a released segment's space.
 const (
