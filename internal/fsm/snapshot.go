@@ -278,7 +278,6 @@ type snapReader struct {
 	frames   int          // frames read (the header is frame 0)
 	cur      int          // number of the frame being read or last read
 	buf      bytes.Buffer // frames over smallFrame bytes
-	small    []byte       // smallFrame bytes for the others, allocated on first use
 	hdr      snapHeader
 	// members receives the membership frame's state.
 	members FSM
@@ -286,7 +285,7 @@ type snapReader struct {
 }
 
 // smallFrame is the largest frame (length prefix excluded, checksum
-// included) that snapReader.next reads into its fixed buffer.
+// included) that snapReader.next checks in its reader's buffer.
 const smallFrame = 4 << 10
 
 func newSnapReader(r io.Reader, maxField int) *snapReader {
@@ -377,16 +376,16 @@ func (sr *snapReader) nextBody(kind byte) ([]byte, int64, error) {
 	}
 	var b []byte
 	if n+4 <= smallFrame {
-		// Most frames (a node's) are small: read into a buffer kept for
-		// them, without the per-frame machinery of the copy below.
-		if sr.small == nil {
-			sr.small = make([]byte, smallFrame)
-		}
-		b = sr.small[:n+4]
-		if k, err := io.ReadFull(sr.r, b); err != nil {
-			sr.off = start + 4 + int64(k)
+		// Most frames (a node's) are small: they are checked where they
+		// lie in the reader's buffer, not copied out of it (the buffer
+		// holds more than smallFrame, and nothing reads before the next
+		// call).
+		var err error
+		if b, err = sr.r.Peek(int(n + 4)); err != nil {
+			sr.off = start + 4 + int64(len(b))
 			return nil, start, sr.readErr(name(), err)
 		}
+		sr.r.Discard(len(b))
 	} else {
 		sr.buf.Reset()
 		// CopyN grows the buffer as bytes arrive: a damaged length cannot

@@ -337,6 +337,35 @@ func hdr(sessions, nodes int64) snapHeader {
 
 // TestRestoreErrors feeds damaged streams: each is refused with an error
 // wrapping ErrBadSnapshot that says what is wrong and where.
+// TestSnapshotRoundTripManyBuffers restores a snapshot many times the
+// reader's buffer, delivered a few bytes per read: frames that straddle
+// the buffer's refills come back whole.
+func TestSnapshotRoundTripManyBuffers(t *testing.T) {
+	f := benchFSM(t, 5000)
+	snap := snapshot(t, f)
+	if len(snap) < 4*64<<10 {
+		t.Fatalf("snapshot of %d bytes: too small to cross the reader's buffer", len(snap))
+	}
+	g, err := Restore(Options{}, &fewBytesReader{r: bytes.NewReader(snap)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(snapshot(t, g), snap) {
+		t.Fatal("snapshot of the restored state machine differs")
+	}
+}
+
+// fewBytesReader returns 1 to 7 bytes per read.
+type fewBytesReader struct {
+	r *bytes.Reader
+	n int
+}
+
+func (f *fewBytesReader) Read(p []byte) (int, error) {
+	f.n = f.n%7 + 1
+	return f.r.Read(p[:min(len(p), f.n)])
+}
+
 func TestRestoreErrors(t *testing.T) {
 	valid := newStream(snapMagic, snapVersion).header(hdr(1, 4)).session(7).reserved().end(1, 4).bytes()
 	if _, err := Restore(Options{}, bytes.NewReader(valid)); err != nil {
@@ -581,7 +610,7 @@ func FuzzRestoreFrames(f *testing.F) {
 
 // benchFSM returns a state machine of about n nodes: 100 directories of
 // 64-byte nodes, a tenth of them ephemeral, and 1000 sessions.
-func benchFSM(b *testing.B, n int) *FSM {
+func benchFSM(b testing.TB, n int) *FSM {
 	f := New(Options{})
 	var entries []termEntry
 	for s := int64(1); s <= 1000; s++ {
