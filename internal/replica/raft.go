@@ -89,6 +89,8 @@ type Update struct {
 type Config struct {
 	// ID is this member's raft id (never 0).
 	ID uint64
+	// stagger replaces fastStagger when not zero (tests).
+	stagger time.Duration
 	// Storage holds the recovered log: snapshot, hard state and entries.
 	// The loop appends to it; others may read it (it is locked).
 	Storage *raft.MemoryStorage
@@ -469,7 +471,11 @@ func (n *Node) PeerGone(peer uint64) {
 			return
 		}
 		now := time.Now()
-		n.fastFrom = now.Add(time.Duration(above) * fastStagger)
+		stagger := fastStagger
+		if n.cfg.stagger != 0 {
+			stagger = n.cfg.stagger
+		}
+		n.fastFrom = now.Add(time.Duration(above) * stagger)
 		n.fastUntil = n.fastFrom.Add(time.Duration(n.cfg.ElectionTicks) * n.cfg.Tick)
 		n.fastc = time.After(n.fastRetry())
 		if above == 0 {
@@ -493,6 +499,36 @@ func (n *Node) fastElect() {
 	case st.RaftState == raft.StateFollower || st.RaftState == raft.StatePreCandidate:
 		n.rn.Campaign()
 	}
+}
+
+// campaignIfAhead campaigns at once, instead of at its turn, when a
+// fast election is waiting for this member's turn and a candidate asks
+// for a (pre-)vote with a log behind this member's: that candidate
+// cannot win this member's vote, and this member may be the one that
+// can win (otherwise the next up-to-date voter does the same).
+// Campaigning is always safe; this only saves the stagger.
+func (n *Node) campaignIfAhead(m *raftpb.Message) {
+	if n.fastUntil.IsZero() || !time.Now().Before(n.fastFrom) {
+		return
+	}
+	if st := n.rn.BasicStatus(); st.Lead != 0 || st.RaftState != raft.StateFollower {
+		return
+	}
+	last, err := n.cfg.Storage.LastIndex()
+	if err != nil {
+		return
+	}
+	lastTerm, err := n.cfg.Storage.Term(last)
+	if err != nil {
+		return
+	}
+	if m.GetLogTerm() > lastTerm || (m.GetLogTerm() == lastTerm && m.GetIndex() >= last) {
+		return // the candidate is as up to date as this member
+	}
+	n.log.Info("a candidate's log is behind this member's; campaigning now instead of at this member's turn",
+		"candidate", m.GetFrom(), "candidate_last_index", m.GetIndex(), "last_index", last)
+	n.fastFrom = time.Now()
+	n.rn.Campaign()
 }
 
 func (n *Node) report(f func(*raft.RawNode)) {
@@ -747,6 +783,9 @@ func (n *Node) step(m *raftpb.Message) {
 	}
 	if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		n.log.Debug("raft message not stepped", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
+	}
+	if t := m.GetType(); t == raftpb.MessageType_MsgPreVote || t == raftpb.MessageType_MsgVote {
+		n.campaignIfAhead(m)
 	}
 	if m.GetType() == raftpb.MessageType_MsgAppResp && n.farewells[m.GetFrom()] != nil {
 		n.farewellAnswered(m)

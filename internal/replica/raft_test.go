@@ -516,10 +516,10 @@ func TestRemovedLeaderHandsOverAgainWhenATransferFails(t *testing.T) {
 // each): member 1, told to campaign once all are up, leads, and no
 // election timeout can elect anyone else, so only a fast election
 // (PeerGone) can replace it. It returns once "before" is applied
-// everywhere.
-func startUnticked(t *testing.T) ([]*member, *transport.Network) {
+// everywhere. stagger, when not zero, replaces fastStagger.
+func startUnticked(t *testing.T, stagger time.Duration) ([]*member, *transport.Network) {
 	t.Helper()
-	ms, netw := startMembersWith(t, 3, func(c *Config) { c.Tick = time.Hour })
+	ms, netw := startMembersWith(t, 3, func(c *Config) { c.Tick, c.stagger = time.Hour, stagger })
 	ms[0].node.report(func(rn *raft.RawNode) { rn.Campaign() })
 	waitUntil(t, "member 1 leading", func() bool { return leaderOf(ms) == ms[0] })
 	ms[0].propose("before")
@@ -535,7 +535,7 @@ func startUnticked(t *testing.T) ([]*member, *transport.Network) {
 // not on its next tick: here ticks never come, so without the quick retry
 // there would be no leader at all.
 func TestFastElectionAsksAgainBeforeItsNextTick(t *testing.T) {
-	ms, netw := startUnticked(t)
+	ms, netw := startUnticked(t, 0)
 	netw.Isolate(1)
 	ms[2].node.PeerGone(1)
 	waitUntil(t, "member 3 campaigning", func() bool { return ms[2].node.Status().State == raft.StatePreCandidate })
@@ -550,7 +550,7 @@ func TestFastElectionAsksAgainBeforeItsNextTick(t *testing.T) {
 // little later: the dead leader is still replaced without waiting for an
 // election timeout (none ever comes here).
 func TestFastElectionFallsToTheNextVoterWhenTheHighestCannotWin(t *testing.T) {
-	ms, netw := startUnticked(t)
+	ms, netw := startUnticked(t, 0)
 	netw.HoldEntries(3)
 	ms[0].propose("member 3 lacks this")
 	waitUntil(t, "member 2 applying the entry member 3 lacks", func() bool { return len(ms[1].got()) == 2 })
@@ -561,6 +561,22 @@ func TestFastElectionFallsToTheNextVoterWhenTheHighestCannotWin(t *testing.T) {
 	if l := leaderOf(ms[1:]); l != ms[1] {
 		t.Fatalf("member %d leads; want member 2 (member 3's log is behind)", l.id)
 	}
+	netw.ReleaseEntries(3)
+	waitUntil(t, "member 3 catching up under member 2", func() bool { return len(ms[2].got()) == 2 })
+}
+
+// The voter whose turn has not come campaigns at once when the candidate
+// asking for its vote has a log behind its own: here its turn never comes
+// (a stagger of an hour), so only that makes a leader.
+func TestFastElectionVoterAheadOfTheCandidateCampaignsAtOnce(t *testing.T) {
+	ms, netw := startUnticked(t, time.Hour)
+	netw.HoldEntries(3)
+	ms[0].propose("member 3 lacks this")
+	waitUntil(t, "member 2 applying the entry member 3 lacks", func() bool { return len(ms[1].got()) == 2 })
+	netw.Isolate(1)
+	ms[1].node.PeerGone(1)
+	ms[2].node.PeerGone(1)
+	waitUntil(t, "member 2 leading", func() bool { return leaderOf(ms[1:]) == ms[1] })
 	netw.ReleaseEntries(3)
 	waitUntil(t, "member 3 catching up under member 2", func() bool { return len(ms[2].got()) == 2 })
 }
