@@ -131,6 +131,7 @@ func (t *TCP) serve(raw net.Conn) {
 	if err == nil {
 		t.log.Debug("accepted a connection from peer", "peer", t.name(from), "remote", remote, "tls", isTLS)
 		if p := t.peer(from); p != nil {
+			p.kickAt.Store(time.Now().UnixNano())
 			select {
 			case p.kickc <- struct{}{}:
 			default:

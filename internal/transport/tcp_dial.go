@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +52,10 @@ type peer struct {
 	// this member, so it is up (a member elected while this one waited
 	// would otherwise not be reachable for up to MaxBackoff).
 	kickc chan struct{}
+	// kickAt is when the peer last connected to this member (UnixNano),
+	// set before kickc is sent: a kick from before the failure burst
+	// began is stale.
+	kickAt atomic.Int64
 
 	// Owned by the sender goroutine (run).
 	everUp bool
@@ -102,10 +107,11 @@ func (p *peer) run() {
 			return
 		}
 		p.lost(err)
-		// A connection that lasted redials at once; one that broke
-		// quickly backs off, so two dialers claiming the same id cannot
-		// make the peer spin.
-		if time.Since(start) >= cfg.MaxBackoff {
+		// A connection that lasted redials at once (a refused dial then
+		// tells at once that the peer's process is gone: PeerGone); one
+		// that broke quickly backs off, so two dialers claiming the same
+		// id cannot make the peer spin.
+		if time.Since(start) >= p.t.steadyConn() {
 			wait, delay = 0, cfg.MinBackoff
 		} else {
 			wait, delay = delay, min(2*delay, cfg.MaxBackoff)
@@ -127,6 +133,21 @@ func (p *peer) stopped() {
 	p.t.log.Debug("stopped sending to peer", "peer", p.t.name(p.id), "addr", p.addr, "dropped", n)
 }
 
+// steadyConn is how long a connection must have lasted for its loss to be
+// redialled at once rather than after a backoff: at most one dial a second
+// when a peer keeps closing connections that old.
+const steadyConn = time.Second
+
+// steadyConn is the constant, or MaxBackoff when that is shorter (a
+// backoff shorter than a second needs no shortcut), or the tests'
+// override.
+func (t *TCP) steadyConn() time.Duration {
+	if t.cfg.steady != 0 {
+		return t.cfg.steady
+	}
+	return min(steadyConn, t.cfg.MaxBackoff)
+}
+
 // jitter draws a wait from the upper half of d.
 func jitter(d time.Duration) time.Duration { return d/2 + rand.N(d/2+1) }
 
@@ -142,8 +163,11 @@ func (p *peer) idle(d time.Duration) bool {
 		case <-timer.C:
 			return true
 		case <-p.kickc:
-			// The peer just connected to us: it is up, dial now.
-			return true
+			// The peer connected to us since the failure began: it is
+			// up, dial now.
+			if p.kickAt.Load() >= p.downSince.UnixNano() {
+				return true
+			}
 		case m := <-p.queuec:
 			p.drop(m)
 		}
@@ -223,7 +247,10 @@ func (p *peer) dialFailed(err error) {
 	if class == p.lastFail {
 		lvl = slog.LevelDebug
 	}
-	if errors.Is(err, syscall.ECONNREFUSED) && p.everUp && !p.goneReported {
+	// Refused, or reset before the handshake's reply: the port has no
+	// process behind it, or one that is dying (its listening socket
+	// still takes connections while the kernel closes its sockets).
+	if (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)) && p.everUp && !p.goneReported {
 		p.goneReported = true
 		p.t.handler.PeerGone(p.id)
 	}

@@ -106,6 +106,121 @@ func TestTCPPeerRestart(t *testing.T) {
 	}
 }
 
+// TestTCPLostSteadyConnectionRedialsAtOnce: when a connection that had
+// lasted breaks, the member dials again at once, whatever its backoff (an
+// hour here), so a peer whose process died is reported gone in a round
+// trip: a fast election waits for that.
+func TestTCPLostSteadyConnectionRedialsAtOnce(t *testing.T) {
+	checkLeaks(t)
+	ms := newEnsemble(t, 2, func(_ *member, cfg *TCPConfig) {
+		cfg.MinBackoff, cfg.MaxBackoff, cfg.steady = time.Hour, time.Hour, time.Nanosecond
+	})
+	a, b := ms[0], ms[1]
+	recv(t, a.upc, "member 1 connected")
+	recv(t, b.upc, "member 2 connected")
+	sendRange(a, 2, 0, 10)
+	expectInOrder(t, b, []uint64{1}, 0, 10)
+	if err := b.tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if p := recv(t, a.h.gonec, "member 2 reported gone"); p != 2 {
+		t.Fatalf("gone %d, want 2", p)
+	}
+}
+
+// TestTCPPeerResettingHandshakesIsGone: a port that takes connections
+// and resets them before the handshake's reply is a process being killed
+// (its listening socket not closed yet): the peer is reported gone, as
+// when the port refuses.
+func TestTCPPeerResettingHandshakesIsGone(t *testing.T) {
+	checkLeaks(t)
+	lnA := listen(t, "127.0.0.1:0")
+	lnB := newHandOver(listen(t, "127.0.0.1:0"))
+	t.Cleanup(lnB.stop)
+	a := startMember(t, 1, lnA, map[uint64]string{2: lnB.Addr().String()}, nil)
+	b := startMember(t, 2, lnB, map[uint64]string{1: lnA.Addr().String()}, nil)
+	recv(t, a.upc, "member 1 connected")
+	recv(t, b.upc, "member 2 connected")
+	if err := b.tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The port stays open: every connection is reset after its hello.
+	go func() {
+		for c := range lnB.conns {
+			c.Read(make([]byte, 64))
+			c.(*net.TCPConn).SetLinger(0)
+			c.Close()
+		}
+	}()
+	if p := recv(t, a.h.gonec, "member 2 reported gone"); p != 2 {
+		t.Fatalf("gone %d, want 2", p)
+	}
+	a.log.wait(t, `msg="cannot reach peer"`, "connection reset by peer")
+}
+
+// handOver is a listener whose Close leaves the socket open: the
+// connections it has not handed out go on arriving on conns.
+type handOver struct {
+	net.Listener
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+	done   chan struct{}
+}
+
+func newHandOver(ln net.Listener) *handOver {
+	h := &handOver{Listener: ln, conns: make(chan net.Conn), closed: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		defer close(h.conns)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			h.conns <- c
+		}
+	}()
+	return h
+}
+
+func (h *handOver) Accept() (net.Conn, error) {
+	select {
+	case c, ok := <-h.conns:
+		if ok {
+			return c, nil
+		}
+	case <-h.closed:
+	}
+	return nil, net.ErrClosed
+}
+
+func (h *handOver) Close() error {
+	h.once.Do(func() { close(h.closed) })
+	return nil
+}
+
+// stop closes the socket and waits for the accepting goroutine.
+func (h *handOver) stop() {
+	h.Listener.Close()
+	<-h.done
+}
+
+func TestTCPSteadyConnection(t *testing.T) {
+	for _, tt := range []struct {
+		min, max, want time.Duration
+	}{
+		{0, 0, time.Second},
+		{time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond},
+		{time.Hour, time.Hour, time.Second},
+	} {
+		cfg := TCPConfig{MinBackoff: tt.min, MaxBackoff: tt.max}.withDefaults()
+		if got := (&TCP{cfg: cfg}).steadyConn(); got != tt.want {
+			t.Errorf("backoff %v..%v: a connection is steady after %v, want %v", tt.min, tt.max, got, tt.want)
+		}
+	}
+}
+
 func TestTCPFullQueueDrops(t *testing.T) {
 	checkLeaks(t)
 	dialling := make(chan struct{}, 1)

@@ -22,8 +22,9 @@ type Handler interface {
 	// (raft.RawNode.ReportSnapshot): ok once the peer has stored it.
 	SnapshotSent(peer uint64, ok bool)
 	// PeerGone reports that peer's process is not running: a connection
-	// that was up broke and its quorum port now refuses connections. It
-	// is a hint (a dead leader can be replaced without waiting out the
+	// that was up broke and its quorum port now refuses connections, or
+	// resets them before the handshake's reply (the listening socket of
+	// a process being killed, not yet closed). It is a hint (a dead leader can be replaced without waiting out the
 	// election timeout), never a certainty; called once per outage.
 	PeerGone(peer uint64)
 }
