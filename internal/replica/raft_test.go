@@ -529,6 +529,24 @@ func startUnticked(t *testing.T, stagger time.Duration) ([]*member, *transport.N
 	return ms, netw
 }
 
+// killBehindThree commits an entry member 3 does not get, then cuts
+// member 1, the leader, off: member 3's log is behind member 2's.
+func killBehindThree(t *testing.T, ms []*member, netw *transport.Network) {
+	t.Helper()
+	netw.HoldEntries(3)
+	ms[0].propose("member 3 lacks this")
+	waitUntil(t, "member 2 applying the entry member 3 lacks", func() bool { return len(ms[1].got()) == 2 })
+	netw.Isolate(1)
+}
+
+// releaseThree lets member 3 have the entry again and waits until it has
+// caught up under member 2.
+func releaseThree(t *testing.T, ms []*member, netw *transport.Network) {
+	t.Helper()
+	netw.ReleaseEntries(3)
+	waitUntil(t, "member 3 catching up under member 2", func() bool { return len(ms[2].got()) == 2 })
+}
+
 // The voter with the highest id campaigns when it learns that its
 // leader's process is gone, before the other follower has learnt it (that
 // one, still following, refuses the pre-vote). It must ask again soon,
@@ -551,18 +569,14 @@ func TestFastElectionAsksAgainBeforeItsNextTick(t *testing.T) {
 // election timeout (none ever comes here).
 func TestFastElectionFallsToTheNextVoterWhenTheHighestCannotWin(t *testing.T) {
 	ms, netw := startUnticked(t, 0)
-	netw.HoldEntries(3)
-	ms[0].propose("member 3 lacks this")
-	waitUntil(t, "member 2 applying the entry member 3 lacks", func() bool { return len(ms[1].got()) == 2 })
-	netw.Isolate(1)
+	killBehindThree(t, ms, netw)
 	ms[2].node.PeerGone(1)
 	ms[1].node.PeerGone(1)
 	waitUntil(t, "a new leader", func() bool { return leaderOf(ms[1:]) != nil })
 	if l := leaderOf(ms[1:]); l != ms[1] {
 		t.Fatalf("member %d leads; want member 2 (member 3's log is behind)", l.id)
 	}
-	netw.ReleaseEntries(3)
-	waitUntil(t, "member 3 catching up under member 2", func() bool { return len(ms[2].got()) == 2 })
+	releaseThree(t, ms, netw)
 }
 
 // The voter whose turn has not come campaigns at once when the candidate
@@ -570,13 +584,9 @@ func TestFastElectionFallsToTheNextVoterWhenTheHighestCannotWin(t *testing.T) {
 // (a stagger of an hour), so only that makes a leader.
 func TestFastElectionVoterAheadOfTheCandidateCampaignsAtOnce(t *testing.T) {
 	ms, netw := startUnticked(t, time.Hour)
-	netw.HoldEntries(3)
-	ms[0].propose("member 3 lacks this")
-	waitUntil(t, "member 2 applying the entry member 3 lacks", func() bool { return len(ms[1].got()) == 2 })
-	netw.Isolate(1)
+	killBehindThree(t, ms, netw)
 	ms[1].node.PeerGone(1)
 	ms[2].node.PeerGone(1)
 	waitUntil(t, "member 2 leading", func() bool { return leaderOf(ms[1:]) == ms[1] })
-	netw.ReleaseEntries(3)
-	waitUntil(t, "member 3 catching up under member 2", func() bool { return len(ms[2].got()) == 2 })
+	releaseThree(t, ms, netw)
 }
