@@ -69,7 +69,7 @@ type TCPConfig struct {
 	// doubles up to MaxBackoff, and each actual wait is drawn at random
 	// from the upper half of it. Defaults 50ms and 2s.
 	MinBackoff, MaxBackoff time.Duration
-	// steady replaces steadyConn when not zero (tests).
+	// steady replaces steadyAfter's answer when not zero (tests).
 	steady time.Duration
 	// SnapshotChunk is the size of the chunks a snapshot body is sent in,
 	// in bytes. Default 1 MiB; at most 64 MiB − 1.

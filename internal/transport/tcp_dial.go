@@ -111,7 +111,7 @@ func (p *peer) run() {
 		// tells at once that the peer's process is gone: PeerGone); one
 		// that broke quickly backs off, so two dialers claiming the same
 		// id cannot make the peer spin.
-		if time.Since(start) >= p.t.steadyConn() {
+		if time.Since(start) >= p.t.steadyAfter() {
 			wait, delay = 0, cfg.MinBackoff
 		} else {
 			wait, delay = delay, min(2*delay, cfg.MaxBackoff)
@@ -138,10 +138,10 @@ func (p *peer) stopped() {
 // when a peer keeps closing connections that old.
 const steadyConn = time.Second
 
-// steadyConn is the constant, or MaxBackoff when that is shorter (a
+// steadyAfter is steadyConn, or MaxBackoff when that is shorter (a
 // backoff shorter than a second needs no shortcut), or the tests'
 // override.
-func (t *TCP) steadyConn() time.Duration {
+func (t *TCP) steadyAfter() time.Duration {
 	if t.cfg.steady != 0 {
 		return t.cfg.steady
 	}

@@ -215,7 +215,7 @@ func TestTCPSteadyConnection(t *testing.T) {
 		{time.Hour, time.Hour, time.Second},
 	} {
 		cfg := TCPConfig{MinBackoff: tt.min, MaxBackoff: tt.max}.withDefaults()
-		if got := (&TCP{cfg: cfg}).steadyConn(); got != tt.want {
+		if got := (&TCP{cfg: cfg}).steadyAfter(); got != tt.want {
 			t.Errorf("backoff %v..%v: a connection is steady after %v, want %v", tt.min, tt.max, got, tt.want)
 		}
 	}
