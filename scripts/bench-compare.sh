@@ -281,6 +281,7 @@ EOF
 	javaload_table "## Cross-check with ZooKeeper's Java client" "all sessions on the one server"
 	# Hand-written findings (profiles, what was tried) live next to the plots.
 	if [ -f "$PLOTS/analysis.md" ]; then
+		echo
 		cat "$PLOTS/analysis.md"
 	fi
 	# The ensemble section, written by scripts/bench-compare-ensemble.sh.
