@@ -314,7 +314,7 @@ started=$(date +%s)
 for rep in $(seq 1 "$REPS"); do
 	# Alternate which implementation goes first.
 	if [ $((rep % 2)) -eq 1 ]; then order="zookeeper warden"; else order="warden zookeeper"; fi
-	for w in sweep create scale failover javaload; do
+	for w in sweep create scale failover $JAVALOAD_ROWS; do
 		for kind in $order; do
 			log "rep $rep/$REPS: $w on $kind"
 			start_ensemble "$kind"
@@ -329,13 +329,15 @@ for rep in $(seq 1 "$REPS"); do
 				bench "$kind" "$kind-failover-$rep" --workload $FAILOVER \
 					--kill-leader-pidfile "$WORK/pid.{host}" --restart-cmd "$SELF start-member $kind {host}"
 				;;
-			javaload) javaload "$kind" "$rep" "$SERVERS" ;;
+			*) javaload "$kind" "$rep" "$SERVERS" "$w" ;; # a row of the Java client's cross-check
 			esac
 			stop_ensemble
 		done
+		if [[ " $JAVALOAD_ROWS " == *" $w "* ]]; then
+			log "rep $rep/$REPS: $w on the no-op server (the client's ceiling)"
+			javaload_ceiling "$rep" "$w"
+		fi
 	done
-	log "rep $rep/$REPS: javaload on the no-op server (the client's ceiling)"
-	javaload_ceiling "$rep"
 done
 elapsed=$(($(date +%s) - started))
 log "runs done in ${elapsed}s (raw results in $RESULTS); writing $SECTION and $OUT"

@@ -195,15 +195,18 @@ for rep in $(seq 1 "$REPS"); do
 			stop_server
 		done
 	done
-	# The cross-check: ZooKeeper's Java client as the load generator.
-	for kind in $order; do
-		log "rep $rep/$REPS: javaload on $kind"
-		start_server "$kind"
-		javaload "$kind" "$rep" "127.0.0.1:$PORT"
-		stop_server
+	# The cross-check: ZooKeeper's Java client as the load generator, a row
+	# at a time on each server, then on the no-op server.
+	for row in $JAVALOAD_ROWS; do
+		for kind in $order; do
+			log "rep $rep/$REPS: javaload $row on $kind"
+			start_server "$kind"
+			javaload "$kind" "$rep" "127.0.0.1:$PORT" "$row"
+			stop_server
+		done
+		log "rep $rep/$REPS: javaload $row on the no-op server (the client's ceiling)"
+		javaload_ceiling "$rep" "$row"
 	done
-	log "rep $rep/$REPS: javaload on the no-op server (the client's ceiling)"
-	javaload_ceiling "$rep"
 	# Scale: memory at each size (a fresh server each), then the restart
 	# time with the data in place.
 	for size in $SCALE_SIZES; do

@@ -20,20 +20,23 @@ JAVALOAD=$WORK/javaload
 mkdir -p "$JAVALOAD"
 javac -d "$JAVALOAD" -cp "$CP" "$ROOT/scripts/javaload/Load.java"
 
-# javaload KIND REP SERVERS: write then read throughput by ZooKeeper's Java
-# client against the connect string SERVERS, with each of its transports
-# (NIO, its default, and Netty), into
-# $RESULTS/javaload-KIND-TRANSPORT-{write,read}-REP.txt (ops/s) and the
-# client's own CPU use in those seconds into the same names with .cores.
+# The rows of the cross-check, TRANSPORT-MODE: each of the client's
+# transports (NIO, its default, and Netty) writing and reading. A
+# repetition runs each row on every server in turn and then on the no-op
+# server, so that the machine's speed drifting within a repetition (seen:
+# the client's own ceiling a third lower a minute later) falls between rows
+# rather than between the servers compared.
+JAVALOAD_ROWS="nio-write nio-read netty-write netty-read"
+
+# javaload KIND REP SERVERS ROW: one row's throughput by ZooKeeper's Java
+# client against the connect string SERVERS, into
+# $RESULTS/javaload-KIND-ROW-REP.txt (ops/s) and the client's own CPU use in
+# those seconds into the same name with .cores.
 javaload() {
-	local kind=$1 rep=$2 servers=$3 mode transport out
-	for transport in nio netty; do
-		for mode in write read; do
-			out=$(java -cp "$CP:$JAVALOAD" Load "$servers" "${DURATION%s}" 8 32 1024 "$mode" "$transport")
-			sed -n 's/^ops_per_sec=\([0-9]*\).*/\1/p' <<<"$out" >"$RESULTS/javaload-$kind-$transport-$mode-$rep.txt"
-			sed -n 's/.*client_cores=\([0-9.]*\).*/\1/p' <<<"$out" >"$RESULTS/javaload-$kind-$transport-$mode-$rep.cores"
-		done
-	done
+	local kind=$1 rep=$2 servers=$3 row=$4 out
+	out=$(java -cp "$CP:$JAVALOAD" Load "$servers" "${DURATION%s}" 8 32 1024 "${row#*-}" "${row%-*}")
+	sed -n 's/^ops_per_sec=\([0-9]*\).*/\1/p' <<<"$out" >"$RESULTS/javaload-$kind-$row-$rep.txt"
+	sed -n 's/.*client_cores=\([0-9.]*\).*/\1/p' <<<"$out" >"$RESULTS/javaload-$kind-$row-$rep.cores"
 }
 
 # The no-op server (scripts/javaload/noopserver) answers every call at once
@@ -44,8 +47,8 @@ NOOP=$WORK/noopserver
 (cd "$ROOT" && go build -o "$NOOP" ./scripts/javaload/noopserver)
 NOOP_ADDR=127.0.0.1:$((PORT + 89))
 
-# javaload_ceiling REP runs javaload against the no-op server, as KIND
-# "ceiling".
+# javaload_ceiling REP ROW runs javaload's ROW against the no-op server, as
+# KIND "ceiling".
 javaload_ceiling() {
 	# It prints "listening" once its port is its own; waiting for that,
 	# not for the port to answer, keeps another process on the port from
@@ -63,7 +66,7 @@ javaload_ceiling() {
 		kill "$pid" 2>/dev/null || true
 		exit 1
 	fi
-	javaload ceiling "$1" "$NOOP_ADDR"
+	javaload ceiling "$1" "$NOOP_ADDR" "$2"
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 }
@@ -87,7 +90,8 @@ server: \`scripts/javaload/Load.java\`, on ZooKeeper's own Java client (8 sessio
 32 asynchronous calls in flight on 100 keys of 1 KiB; $spread; ${DURATION} after 1 s of
 warm-up), with each of the client's two transports: NIO, its default, and Netty
 (\`zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty\`, the one TLS needs).
-Medians of $REPS runs, ops/s; "client cores" is the CPU time the Java client used in the
+Each repetition runs a row on each server in turn (a fresh one each time), then on the no-op
+server below. Medians of $REPS runs, ops/s; "client cores" is the CPU time the Java client used in the
 counted seconds divided by them, against each server (the machine has $(nproc) cores, shared
 with the server). "Client's ceiling" is the same run against \`scripts/javaload/noopserver\`,
 a server that answers every call at once and stores nothing: what the client reaches when the
