@@ -329,11 +329,11 @@ for rep in $(seq 1 "$REPS"); do
 				bench "$kind" "$kind-failover-$rep" --workload $FAILOVER \
 					--kill-leader-pidfile "$WORK/pid.{host}" --restart-cmd "$SELF start-member $kind {host}"
 				;;
-			*) javaload "$kind" "$rep" "$SERVERS" "$w" ;; # a row of the Java client's cross-check
+			nio-* | netty-*) javaload "$kind" "$rep" "$SERVERS" "$w" ;; # a row of the Java client's cross-check
 			esac
 			stop_ensemble
 		done
-		if [[ " $JAVALOAD_ROWS " == *" $w "* ]]; then
+		if [[ $w == nio-* || $w == netty-* ]]; then
 			log "rep $rep/$REPS: $w on the no-op server (the client's ceiling)"
 			javaload_ceiling "$rep" "$w"
 		fi
