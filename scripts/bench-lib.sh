@@ -80,7 +80,7 @@ median() { cat "$@" | sort -n | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1
 # javaload_table HEADING SPREAD prints the cross-check as a Markdown section
 # (SPREAD says where the sessions went).
 javaload_table() {
-	local heading=$1 spread=$2 mode transport w z c
+	local heading=$1 spread=$2 row w z c
 	cat <<TABLE
 
 $heading
@@ -91,9 +91,9 @@ server: \`scripts/javaload/Load.java\`, on ZooKeeper's own Java client (8 sessio
 warm-up), with each of the client's two transports: NIO, its default, and Netty
 (\`zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty\`, the one TLS needs).
 Each repetition runs a row on each server in turn (a fresh one each time), then on the no-op
-server below. Medians of $REPS runs, ops/s; "client cores" is the CPU time the Java client used in the
-counted seconds divided by them, against each server (the machine has $(nproc) cores, shared
-with the server). "Client's ceiling" is the same run against \`scripts/javaload/noopserver\`,
+server below. Medians of $REPS runs, ops/s; "client cores" is the CPU time the Java client
+used in the counted seconds divided by them, against each server (the machine has $(nproc)
+cores, shared with the server). "Client's ceiling" is the same run against \`scripts/javaload/noopserver\`,
 a server that answers every call at once and stores nothing: what the client reaches when the
 server costs next to nothing, the practical ceiling of any server that shares the cores with
 it; the last column is Warden's share of it.
@@ -101,16 +101,14 @@ it; the last column is Warden's share of it.
 | measure | warden | zookeeper | ratio warden / zookeeper | client cores, warden / zookeeper | client's ceiling | warden / ceiling |
 |---|---|---|---|---|---|---|
 TABLE
-	for transport in nio netty; do
-		for mode in write read; do
-			w=$(median "$RESULTS"/javaload-warden-$transport-$mode-*.txt)
-			z=$(median "$RESULTS"/javaload-zookeeper-$transport-$mode-*.txt)
-			c=$(median "$RESULTS"/javaload-ceiling-$transport-$mode-*.txt)
-			printf '| %s throughput (Java client, %s) | %s | %s | %s | %s / %s | %s | %s |\n' "$mode" "$transport" "$w" "$z" \
-				"$(ratio "$w" "$z" ×)" \
-				"$(median "$RESULTS"/javaload-warden-$transport-$mode-*.cores)" \
-				"$(median "$RESULTS"/javaload-zookeeper-$transport-$mode-*.cores)" \
-				"$c" "$(ratio "$w" "$c" "")"
-		done
+	for row in $JAVALOAD_ROWS; do
+		w=$(median "$RESULTS"/javaload-warden-$row-*.txt)
+		z=$(median "$RESULTS"/javaload-zookeeper-$row-*.txt)
+		c=$(median "$RESULTS"/javaload-ceiling-$row-*.txt)
+		printf '| %s throughput (Java client, %s) | %s | %s | %s | %s / %s | %s | %s |\n' "${row#*-}" "${row%-*}" "$w" "$z" \
+			"$(ratio "$w" "$z" ×)" \
+			"$(median "$RESULTS"/javaload-warden-$row-*.cores)" \
+			"$(median "$RESULTS"/javaload-zookeeper-$row-*.cores)" \
+			"$c" "$(ratio "$w" "$c" "")"
 	done
 }
