@@ -179,6 +179,9 @@ func TestEnsembleMinorityPartitionStopsServingThenCatchesUp(t *testing.T) {
 	mustCreate(t, cf, "/x", "0")
 	e.Net.Isolate(e.RaftID(f))
 	e.WaitNotServing(f)
+	if e.Member(f).InSync() {
+		t.Fatal("a member without a leader reports itself in sync")
+	}
 	// The majority goes on.
 	others := []int{}
 	for _, i := range e.All() {

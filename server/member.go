@@ -305,6 +305,11 @@ func (s *Server) Serving() bool {
 // serving reads and refuses writes instead.
 func (s *Server) stalled() bool { return !s.node.Standalone() && s.node.Paused() }
 
+// InSync reports whether this member knows its leader and has applied an
+// entry of the leader's term, so holds every write committed before the
+// leader took over.
+func (s *Server) InSync() bool { return s.node.InSync() }
+
 // AppliedIndex returns the index of the last log entry this server
 // applied (entries that take no zxid, such as session touches, count).
 func (s *Server) AppliedIndex() uint64 { return s.node.Applied() }

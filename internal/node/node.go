@@ -178,10 +178,12 @@ type Node struct {
 	mu  sync.RWMutex
 	fsm *fsm.FSM
 
-	applied   atomic.Uint64
-	appliedCh chan struct{} // signalled after each applied Update
-	role      atomic.Int32
-	reqID     atomic.Int64
+	applied atomic.Uint64
+	// appliedTerm is the raft term of the entry at applied.
+	appliedTerm atomic.Uint64
+	appliedCh   chan struct{} // signalled after each applied Update
+	role        atomic.Int32
+	reqID       atomic.Int64
 	// lead is the raft id of the last known leader; apply goroutine only.
 	lead uint64
 	// elect times elections for the metrics; apply goroutine only.
@@ -304,6 +306,7 @@ func Open(cfg Config) (*Node, error) {
 	n.snap.last = rec.base.GetIndex()
 	n.confState = rec.base.GetConfState()
 	n.applied.Store(rec.base.GetIndex())
+	n.appliedTerm.Store(rec.base.GetTerm())
 	return n, nil
 }
 
@@ -450,6 +453,15 @@ func (n *Node) FSM() *fsm.FSM { return n.fsm }
 
 // Applied returns the index of the last applied log entry.
 func (n *Node) Applied() uint64 { return n.applied.Load() }
+
+// InSync reports whether the member knows a leader and has applied an
+// entry of its term: every raft leader commits one when it starts, so the
+// member then holds everything committed before (ZooKeeper's follower
+// after its sync with the leader, its leader after NEWLEADER's quorum).
+func (n *Node) InSync() bool {
+	st := n.raft.Status()
+	return st.Lead != 0 && n.appliedTerm.Load() >= st.Term
+}
 
 // Role returns what the member is doing now.
 func (n *Node) Role() Role { return Role(n.role.Load()) }
@@ -814,6 +826,7 @@ func (n *Node) applyUpdate(u replica.Update) bool {
 			}
 		}
 		n.applied.Store(re.GetIndex())
+		n.appliedTerm.Store(re.GetTerm())
 		n.elect.synced(n.cfg.Metrics, re.GetTerm(), time.Now)
 		n.snap.since += uint64(len(re.GetData()))
 		if n.Role() == Leading && len(re.GetData()) > 0 {

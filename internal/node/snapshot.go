@@ -136,6 +136,7 @@ func (n *Node) install(meta *raftpb.SnapshotMetadata) error {
 	}
 	n.mu.Unlock()
 	n.applied.Store(meta.GetIndex())
+	n.appliedTerm.Store(meta.GetTerm())
 	s.last, s.since = meta.GetIndex(), 0
 	n.lastSnap.Store(&SnapshotMark{Zxid: f.LastZxid(), Time: time.Now()})
 	n.failAll(fmt.Errorf("%w: the state was replaced by a snapshot from the leader", ErrProposalLost), failEvery, time.Time{})

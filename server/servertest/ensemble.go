@@ -116,7 +116,10 @@ func WithLogs() EnsembleOption {
 const ensembleTick = 5 * time.Millisecond
 
 // StartTestEnsemble starts n members and waits until one of them leads
-// and every member serves. Everything is stopped when the test ends.
+// and every member serves and is in sync with the leader's term (the
+// entry a new leader commits is applied everywhere, so a test's count of
+// log entries starts from a still log). Everything is stopped when the
+// test ends.
 func StartTestEnsemble(tb testing.TB, n int, opts ...EnsembleOption) *Ensemble {
 	tb.Helper()
 	st := ensembleSettings{seed: 1}
@@ -171,6 +174,14 @@ func StartTestEnsemble(tb testing.TB, n int, opts ...EnsembleOption) *Ensemble {
 		}
 	}
 	e.WaitServing(e.All()...)
+	e.waitFor("every member in sync with its leader", func() bool {
+		for i := range e.members {
+			if srv := e.Member(i); srv == nil || !srv.InSync() {
+				return false
+			}
+		}
+		return true
+	})
 	return e
 }
 
