@@ -47,6 +47,10 @@ type reply struct {
 	// lock, so no event it armed can overtake it) and returns nil, or
 	// returns a frame for the processor to send.
 	exec func() []byte
+	// read and req are, for a read, its handler and decoded request: run
+	// in place of exec, so a read queues without a closure.
+	read readFunc
+	req  wire.Record
 	// body is a write's request record; the processor proposes it.
 	body []byte
 	// done is closed once the write is applied and its reply, and those of
@@ -112,6 +116,12 @@ type conn struct {
 	x509ID string
 
 	replies chan *reply
+
+	// rbuf and dec are the reader's own, reused from request to request:
+	// the frame buffer of a request whose frame is dropped once decoded
+	// (readFrameBuf) and the decoder of request bodies (decode).
+	rbuf []byte
+	dec  wire.Decoder
 
 	outMu sync.Mutex
 	// Invariant: outBytes == Σ len(out[i]).
@@ -471,7 +481,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	c.session.Store(resp.SessionID)
 	c.timeout.Store(timeout)
 	c.readTimeout()
-	c.stats.lastOp.Store(opSESS)
+	c.stats.lastOp.Store(int32(wire.OpCreateSession))
 	c.stats.lastZxid.Store(c.srv.lastZxid.Load())
 	c.send(wire.AppendRecords(nil, &resp))
 	c.log.Debug("session established", "session", fsm.SessionID(resp.SessionID), "timeout_ms", timeout)
@@ -589,7 +599,7 @@ func (c *conn) processLoop() {
 		case <-c.closed:
 			return
 		}
-		if r.exec == nil {
+		if r.proposes() {
 			if refusal := c.refusal(r); refusal != nil {
 				// Refused before the log: answered like a read, in order.
 				r.exec = func() []byte { return refusal }
@@ -619,7 +629,7 @@ func (c *conn) processLoop() {
 			}
 		}
 		inflight = inflight[:0]
-		frame := r.exec()
+		frame := c.run(r)
 		c.observe(r)
 		if r.closeAfter {
 			c.sendAndClose(frame)
@@ -653,7 +663,7 @@ func (c *conn) runFollowers(w *reply) {
 	w.followMu.Unlock()
 	for _, f := range followers {
 		f.underApply = true
-		frame := f.exec()
+		frame := c.run(f)
 		c.observe(f)
 		if frame != nil {
 			c.send(frame)
@@ -676,8 +686,20 @@ func (c *conn) observe(r *reply) {
 	now := c.srv.now()
 	c.stats.observe(r, now)
 	c.srv.stats.observe(now.Sub(r.start))
-	// A request without exec was proposed: a write (updatelatency).
-	c.srv.metrics.ObserveRequest(opName(r.op), r.exec == nil, now.Sub(r.start))
+	// A request that was proposed is a write (updatelatency).
+	c.srv.metrics.ObserveRequest(opName(r.op), r.proposes(), now.Sub(r.start))
+}
+
+// proposes reports whether the processor proposes r to the log: a write,
+// which has neither exec nor read.
+func (r *reply) proposes() bool { return r.exec == nil && r.read == nil }
+
+// run completes a request that is not proposed: a read's handler, or exec.
+func (c *conn) run(r *reply) []byte {
+	if r.read != nil {
+		return r.read(c, r, r.req)
+	}
+	return r.exec()
 }
 
 // replyFrame encodes a reply header and, when err is OK and resp is not
@@ -686,7 +708,7 @@ func replyFrame(xid int32, zxid int64, err wire.Code, resp wire.Record) []byte {
 	if err != wire.CodeOK {
 		resp = nil
 	}
-	return wire.AppendRecords(make([]byte, 0, replyCap(resp)), &wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: err}, resp)
+	return wire.AppendReply(make([]byte, 0, replyCap(resp)), wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: err}, resp)
 }
 
 // replyCap is a reply frame's likely size, so it is encoded in one

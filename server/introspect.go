@@ -360,7 +360,7 @@ func (c *conn) info() ConnInfo {
 	if ci.Session != 0 {
 		ci.Interest = 1
 	}
-	ci.LastOp, _ = c.stats.lastOp.Load().(string)
+	ci.LastOp = opShort(wire.OpCode(c.stats.lastOp.Load()))
 	var avg float64
 	ci.MinLatency, avg, ci.MaxLatency = c.stats.lat.get()
 	ci.AvgLatency = int64(avg)

@@ -1,9 +1,10 @@
 package server
 
 import (
+	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -470,18 +471,47 @@ func (c *conn) waitToRead() bool {
 // readRequest reads the next request frame of c: its length first, which
 // may be a large request past largeRequestMaxBytes (the connection then
 // closes, as in ZooKeeper), then its payload.
-func (c *conn) readRequest(br io.Reader) ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+func (c *conn) readRequest(br *bufio.Reader) ([]byte, error) {
+	hdr, err := br.Peek(4)
+	if err != nil {
 		return nil, err
 	}
-	n := int32(uint32(hdr[0])<<24 | uint32(hdr[1])<<16 | uint32(hdr[2])<<8 | uint32(hdr[3]))
+	n := int32(binary.BigEndian.Uint32(hdr))
+	br.Discard(4) // cannot fail: Peek buffered the 4 bytes
 	if n > 0 {
 		if err := c.srv.limits.checkLarge(int(n)); err != nil {
 			return nil, err
 		}
 	}
-	return wire.ReadPayload(br, n, c.srv.maxBuffer, nil)
+	return wire.ReadPayload(br, n, c.srv.maxBuffer, c.readFrameBuf(br, n))
+}
+
+// reusedFrameMax bounds the reader's reused frame buffer: a larger read
+// request gets a frame of its own.
+const reusedFrameMax = 4 << 10
+
+// readFrameBuf returns the buffer the next request, of n bytes, is read
+// into: the reader's own, for a ping or a read, which keep nothing of
+// their frame once decoded (strings are copied out); nil, for a fresh one,
+// for the others, whose body lives on (a write is proposed later, an auth
+// packet answered later). Its header is peeked at to tell them apart: a
+// frame of 8 bytes or more holds it, so the peek waits for nothing that
+// is not this request's.
+func (c *conn) readFrameBuf(br *bufio.Reader, n int32) []byte {
+	if n < 8 || n > reusedFrameMax {
+		return nil
+	}
+	h, err := br.Peek(8)
+	if err != nil {
+		return nil // ReadPayload meets the same error
+	}
+	if op := wire.OpCode(binary.BigEndian.Uint32(h[4:])); op != wire.OpPing && readHandler(op) == nil {
+		return nil
+	}
+	if c.rbuf == nil {
+		c.rbuf = make([]byte, reusedFrameMax)
+	}
+	return c.rbuf
 }
 
 // admitRequest counts r in flight and passes it through the request
@@ -499,7 +529,7 @@ func (c *conn) admitRequest(r *reply, frame []byte) (ok, answered bool) {
 		return false, false
 	}
 	if throttled {
-		c.stats.lastOp.Store(opShort(r.op))
+		c.stats.lastOp.Store(int32(r.op))
 		r.exec = func() []byte { return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.ErrThrottled, nil) }
 		return c.enqueue(r), true
 	}

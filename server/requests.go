@@ -25,7 +25,7 @@ func isWrite(op wire.OpCode) bool {
 
 // dispatch routes one request. It reports whether the connection goes on.
 func (c *conn) dispatch(r *reply, body []byte) bool {
-	c.stats.lastOp.Store(opShort(r.op))
+	c.stats.lastOp.Store(int32(r.op))
 	if r.xid >= 0 {
 		c.stats.lastCxid.Store(r.xid)
 	}
@@ -50,7 +50,7 @@ func (c *conn) dispatch(r *reply, body []byte) bool {
 	case isWrite(r.op):
 		return c.write(r, body)
 	}
-	read := c.readHandler(r.op)
+	read := readHandler(r.op)
 	if read == nil {
 		// Unknown opcodes, and check outside a multi, are refused as
 		// ZooKeeper refuses them: UNIMPLEMENTED, then the connection closes.
@@ -62,14 +62,25 @@ func (c *conn) dispatch(r *reply, body []byte) bool {
 	}
 	req, hasBody := wire.RequestFor(r.op)
 	if hasBody {
-		if err := wire.Unmarshal(body, req, c.srv.maxBuffer); err != nil {
+		if err := c.decode(body, req); err != nil {
 			c.log.Info("undecodable request", "op", int32(r.op), "err", err)
 			r.exec = func() []byte { return replyFrame(r.xid, c.srv.lastZxid.Load(), wire.ErrMarshallingError, nil) }
 			return c.enqueue(r)
 		}
 	}
-	r.exec = func() []byte { return read(r, req) }
+	r.read, r.req = read, req
 	return c.enqueue(r)
+}
+
+// decode decodes a request body into req with the reader's own decoder,
+// which then lets go of body.
+func (c *conn) decode(body []byte, req wire.Record) error {
+	d := &c.dec
+	d.Reset(body, c.srv.maxBuffer)
+	req.Decode(d)
+	err := d.Err()
+	d.Reset(nil, 0)
+	return err
 }
 
 // write queues a write request; the processor proposes it in order.
@@ -160,32 +171,35 @@ func (c *conn) propose(r *reply, local, upgrade bool) bool {
 	return true
 }
 
-type readFunc func(r *reply, req wire.Record) []byte
+// readFunc runs a decoded read request and queues its reply (conn.read).
+// Handlers are method expressions, so choosing one allocates nothing.
+type readFunc func(c *conn, r *reply, req wire.Record) []byte
 
-func (c *conn) readHandler(op wire.OpCode) readFunc {
+// readHandler returns the handler of a read opcode, or nil.
+func readHandler(op wire.OpCode) readFunc {
 	switch op {
 	case wire.OpExists:
-		return c.exists
+		return (*conn).exists
 	case wire.OpGetData:
-		return c.getData
+		return (*conn).getData
 	case wire.OpGetChildren, wire.OpGetChildren2:
-		return c.getChildren
+		return (*conn).getChildren
 	case wire.OpGetACL:
-		return c.getACL
+		return (*conn).getACL
 	case wire.OpGetAllChildrenNumber:
-		return c.allChildrenNumber
+		return (*conn).allChildrenNumber
 	case wire.OpGetEphemerals:
-		return c.getEphemerals
+		return (*conn).getEphemerals
 	case wire.OpMultiRead:
-		return c.multiRead
+		return (*conn).multiRead
 	case wire.OpWhoAmI:
-		return c.whoAmI
+		return (*conn).whoAmI
 	case wire.OpSetWatches, wire.OpSetWatches2:
-		return c.setWatches
+		return (*conn).setWatches
 	case wire.OpAddWatch:
-		return c.addWatch
+		return (*conn).addWatch
 	case wire.OpCheckWatches, wire.OpRemoveWatches:
-		return c.checkOrRemoveWatches
+		return (*conn).checkOrRemoveWatches
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func (s *serverStats) reset() {
 // connStats are one connection's counters for cons and stat.
 type connStats struct {
 	received, sent atomic.Int64
-	lastOp         atomic.Value // string
+	lastOp         atomic.Int32 // a wire.OpCode; opShort names it
 	lastCxid       atomic.Int32
 	lastZxid       atomic.Int64
 	lastResponse   atomic.Int64 // Unix ms
@@ -112,7 +112,7 @@ type connStats struct {
 func (s *connStats) reset() {
 	s.received.Store(0)
 	s.sent.Store(0)
-	s.lastOp.Store("NA")
+	s.lastOp.Store(int32(opNone))
 	s.lastCxid.Store(-1)
 	s.lastZxid.Store(-1)
 	s.lastResponse.Store(0)
@@ -127,12 +127,16 @@ func (s *connStats) observe(r *reply, now time.Time) {
 	s.lat.add(ms)
 }
 
-const opSESS = "SESS"
+// opNone is lastOp before any request: opShort names it NA, as it names
+// every code it does not know.
+const opNone wire.OpCode = 0
 
 // opShort is the abbreviation cons shows for the last operation, as
 // ZooKeeper names them.
 func opShort(op wire.OpCode) string {
 	switch op {
+	case wire.OpCreateSession:
+		return "SESS"
 	case wire.OpPing:
 		return "PING"
 	case wire.OpMulti:

@@ -107,10 +107,18 @@ type Decoder struct {
 // NewDecoder returns a Decoder over b that accepts string and buffer
 // lengths up to maxLen bytes (DefaultMaxBuffer when maxLen <= 0).
 func NewDecoder(b []byte, maxLen int) *Decoder {
+	d := &Decoder{}
+	d.Reset(b, maxLen)
+	return d
+}
+
+// Reset makes d decode b from its start, as NewDecoder(b, maxLen) would:
+// a reader that decodes one record after another reuses one Decoder.
+func (d *Decoder) Reset(b []byte, maxLen int) {
 	if maxLen <= 0 {
 		maxLen = DefaultMaxBuffer
 	}
-	return &Decoder{b: b, max: maxLen}
+	*d = Decoder{b: b, max: maxLen}
 }
 
 // Err returns the first decoding error, or nil.

@@ -99,6 +99,23 @@ func AppendRecords(dst []byte, recs ...Record) []byte {
 	})
 }
 
+// AppendReply appends one reply frame: h, then resp unless it is nil. It
+// is AppendRecords(dst, &h, resp) with one allocation fewer, as the
+// header is encoded in place (a server sends one per request).
+func AppendReply(dst []byte, h ReplyHeader, resp Record) []byte {
+	start := len(dst)
+	hdr := Encoder{buf: append(dst, 0, 0, 0, 0)}
+	h.Encode(&hdr)
+	dst = hdr.buf
+	if resp != nil {
+		e := NewEncoder(dst)
+		resp.Encode(e)
+		dst = e.buf
+	}
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst
+}
+
 // fourLetterWords are the commands of reference §11.1.
 var fourLetterWords = map[string]bool{
 	"conf": true, "cons": true, "crst": true, "dirs": true, "dump": true, "envi": true,

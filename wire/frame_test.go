@@ -144,6 +144,16 @@ func TestAppendFrame(t *testing.T) {
 	}
 }
 
+func TestAppendReplyMatchesAppendRecords(t *testing.T) {
+	h := ReplyHeader{Xid: 9, Zxid: 1<<32 | 5, Err: ErrNoNode}
+	for _, resp := range []Record{nil, &GetDataResponse{Data: []byte("data"), Stat: Stat{Version: 3, DataLength: 4}}} {
+		want := AppendRecords([]byte("keep"), &h, resp)
+		if got := AppendReply([]byte("keep"), h, resp); !bytes.Equal(got, want) {
+			t.Errorf("AppendReply(%T) = %x, want %x", resp, got, want)
+		}
+	}
+}
+
 func TestFourLetterWord(t *testing.T) {
 	known := []string{"conf", "cons", "crst", "dirs", "dump", "envi", "gtmk", "ruok", "stmk",
 		"srst", "srvr", "stat", "wchc", "wchp", "wchs", "mntr", "isro", "hash"}
