@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,6 +201,70 @@ func TestReadBetweenPipelinedWrites(t *testing.T) {
 		}
 		if h3.Zxid <= h2.Zxid {
 			t.Fatalf("round %d: second write zxid %#x not after the read's %#x", i, h3.Zxid, h2.Zxid)
+		}
+	}
+}
+
+// Pipelined requests each keep their own body: pings and reads are read
+// into the connection's reused frame buffer, writes into frames of their
+// own that must survive the reads read after them, and a read too large
+// for the reused buffer gets one of its own.
+func TestPipelinedRequestsKeepTheirOwnBodies(t *testing.T) {
+	srv, _ := startServer(t, nil)
+	c := newRawClient(t, srv)
+	for i := 0; i < 10; i++ {
+		c.do(wire.OpCreate, &wire.CreateRequest{Path: fmt.Sprintf("/r%d", i), Data: []byte(fmt.Sprintf("data of r%d", i)), ACL: wire.OpenACLUnsafe}, nil)
+	}
+	c.do(wire.OpCreate, &wire.CreateRequest{Path: "/w", ACL: wire.OpenACLUnsafe}, nil)
+	long := "/" + strings.Repeat("x", reusedFrameMax)
+	const n = 300
+	var batch []byte
+	for i := int32(0); i < n; i++ {
+		switch i % 4 {
+		case 0:
+			batch = wire.AppendRecords(batch, &wire.RequestHeader{Xid: i, Type: wire.OpCreate},
+				&wire.CreateRequest{Path: fmt.Sprintf("/w/c%d", i), Data: []byte(fmt.Sprintf("created by %d", i)), ACL: wire.OpenACLUnsafe})
+		case 1:
+			batch = wire.AppendRecords(batch, &wire.RequestHeader{Xid: wire.XidPing, Type: wire.OpPing})
+		case 2:
+			batch = wire.AppendRecords(batch, &wire.RequestHeader{Xid: i, Type: wire.OpExists}, &wire.ExistsRequest{Path: long})
+		default:
+			batch = wire.AppendRecords(batch, &wire.RequestHeader{Xid: i, Type: wire.OpGetData}, &wire.GetDataRequest{Path: fmt.Sprintf("/r%d", i%10)})
+		}
+	}
+	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.nc.Write(batch); err != nil {
+		t.Fatal(err)
+	}
+	for i := int32(0); i < n; i++ {
+		h, d := readReply(t, c)
+		switch i % 4 {
+		case 0:
+			var resp wire.CreateResponse
+			resp.Decode(d)
+			if want := fmt.Sprintf("/w/c%d", i); h.Xid != i || h.Err != wire.CodeOK || resp.Path != want {
+				t.Fatalf("reply %d: %+v path %q, want %s created", i, h, resp.Path, want)
+			}
+		case 1:
+			if h.Xid != wire.XidPing {
+				t.Fatalf("reply %d: %+v, want a ping's", i, h)
+			}
+		case 2:
+			if h.Xid != i || h.Err != wire.ErrNoNode {
+				t.Fatalf("reply %d: %+v, want NONODE for the long path", i, h)
+			}
+		default:
+			var resp wire.GetDataResponse
+			resp.Decode(d)
+			if want := fmt.Sprintf("data of r%d", i%10); h.Xid != i || string(resp.Data) != want {
+				t.Fatalf("reply %d: %+v data %q, want %q", i, h, resp.Data, want)
+			}
+		}
+	}
+	for i := int32(0); i < n; i += 4 {
+		var resp wire.GetDataResponse
+		if code := c.do(wire.OpGetData, &wire.GetDataRequest{Path: fmt.Sprintf("/w/c%d", i)}, &resp); code != wire.CodeOK || string(resp.Data) != fmt.Sprintf("created by %d", i) {
+			t.Fatalf("/w/c%d: %v %q", i, code, resp.Data)
 		}
 	}
 }
