@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,8 +69,10 @@ type Status struct {
 	Moving bool
 }
 
-// Update is one Ready's worth of work for the state machine, handed over
-// in log order through Config.Updates.
+// Update is work for the state machine from one Ready, handed over in log
+// order through Config.Updates: its entries are committed and durable on
+// this member (a Ready's entries written by an earlier one come in an
+// Update of their own, before it is written; see durableCommitted).
 type Update struct {
 	// Snapshot, when not nil, is a snapshot received from the leader and
 	// now durable; the state machine must be replaced by it before any of
@@ -813,6 +816,14 @@ func (n *Node) handleReady() bool {
 		// A leader's appends go to followers while it writes its own copy.
 		n.cfg.Transport.Send(rd.Messages)
 	}
+	if early := durableCommitted(rd); len(early) > 0 {
+		// Applied while this Ready's entries are written, not after: under
+		// load a write is then answered one WAL write sooner.
+		if !n.hand(Update{Entries: early}) {
+			return false
+		}
+		rd.CommittedEntries = rd.CommittedEntries[len(early):]
+	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		// Received from the leader; its body is already durable.
 		if !n.persist("snapshot marker", func() error { return n.cfg.WAL.SaveSnapshot(rd.Snapshot.GetMetadata()) }) {
@@ -878,22 +889,55 @@ func (n *Node) handleReady() bool {
 			u.Status = st
 		}
 	}
-	if u.Snapshot != nil || len(u.Entries) > 0 || u.Status != nil {
-		for _, e := range u.Entries {
-			u.Bytes += int64(len(e.GetData()))
-		}
-		if !n.awaitApplyRoom(u.Bytes) {
-			return false
-		}
-		n.queued.Add(u.Bytes)
-		select {
-		case n.cfg.Updates <- u:
-		case <-n.stopc:
-			return false
-		}
+	if (u.Snapshot != nil || len(u.Entries) > 0 || u.Status != nil) && !n.hand(u) {
+		return false
 	}
 	n.rn.Advance(rd)
 	return true
+}
+
+// durableCommitted returns the committed entries of rd that this member
+// wrote to its WAL in an earlier Ready: all but those rd itself carries
+// (a follower may learn of an entry's commit with the entry). They may be
+// applied before rd is written. Applying them then acknowledges nothing
+// that is not durable here and on a quorum, and a snapshot of the state
+// can be ahead of the commit index the WAL holds only by committed
+// entries it holds too (recovery raises the commit index to the
+// snapshot's). None when rd brings a snapshot, or a membership change is
+// among them: those keep the order persist, then apply.
+func durableCommitted(rd raft.Ready) []*raftpb.Entry {
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		return nil
+	}
+	n := len(rd.CommittedEntries)
+	if len(rd.Entries) > 0 {
+		first := rd.Entries[0].GetIndex()
+		n = sort.Search(n, func(i int) bool { return rd.CommittedEntries[i].GetIndex() >= first })
+	}
+	for i, e := range rd.CommittedEntries[:n] {
+		if e.GetType() != raftpb.EntryType_EntryNormal {
+			return rd.CommittedEntries[:i]
+		}
+	}
+	return rd.CommittedEntries[:n]
+}
+
+// hand queues u for the state machine, waiting for room under
+// MaxApplyBytes. It reports false on Stop.
+func (n *Node) hand(u Update) bool {
+	for _, e := range u.Entries {
+		u.Bytes += int64(len(e.GetData()))
+	}
+	if !n.awaitApplyRoom(u.Bytes) {
+		return false
+	}
+	n.queued.Add(u.Bytes)
+	select {
+	case n.cfg.Updates <- u:
+		return true
+	case <-n.stopc:
+		return false
+	}
 }
 
 // save writes a Ready's hard state and entries to the WAL, waiting out a

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -589,4 +590,39 @@ func TestFastElectionVoterAheadOfTheCandidateCampaignsAtOnce(t *testing.T) {
 	ms[2].node.PeerGone(1)
 	waitUntil(t, "member 2 leading", func() bool { return leaderOf(ms[1:]) == ms[1] })
 	releaseThree(t, ms, netw)
+}
+
+func TestDurableCommittedLeavesOutWhatTheReadyWrites(t *testing.T) {
+	ents := func(idx ...uint64) []*raftpb.Entry {
+		var out []*raftpb.Entry
+		for _, i := range idx {
+			out = append(out, &raftpb.Entry{Index: proto.Uint64(i), Term: proto.Uint64(1), Data: []byte{1}})
+		}
+		return out
+	}
+	indexes := func(es []*raftpb.Entry) []uint64 {
+		var out []uint64
+		for _, e := range es {
+			out = append(out, e.GetIndex())
+		}
+		return out
+	}
+	conf := ents(3, 4, 5)
+	conf[1].Type = raftpb.EntryType_EntryConfChangeV2.Enum()
+	for _, tc := range []struct {
+		name string
+		rd   raft.Ready
+		want []uint64
+	}{
+		{"nothing written now", raft.Ready{CommittedEntries: ents(3, 4, 5)}, []uint64{3, 4, 5}},
+		{"a leader's next batch", raft.Ready{CommittedEntries: ents(3, 4), Entries: ents(5, 6)}, []uint64{3, 4}},
+		{"a follower learning an entry and its commit together", raft.Ready{CommittedEntries: ents(3, 4, 5), Entries: ents(5, 6)}, []uint64{3, 4}},
+		{"every committed entry written now", raft.Ready{CommittedEntries: ents(5), Entries: ents(5)}, nil},
+		{"up to a membership change", raft.Ready{CommittedEntries: conf}, []uint64{3}},
+		{"a snapshot", raft.Ready{CommittedEntries: ents(3), Snapshot: &raftpb.Snapshot{Metadata: &raftpb.SnapshotMetadata{Index: proto.Uint64(2), Term: proto.Uint64(1)}}}, nil},
+	} {
+		if got := indexes(durableCommitted(tc.rd)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
