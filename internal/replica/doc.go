@@ -4,7 +4,9 @@
 // sends (through the peer transport; a leader sends before its own write,
 // as the raft thesis allows, a follower after), steps received messages,
 // and hands what became committed to the state machine's host through a
-// bounded queue of Updates, in log order. It never applies anything itself.
+// bounded queue of Updates, in log order: committed entries it wrote in an
+// earlier Ready before the Ready's own write, so that they are applied
+// while it syncs, and the others after. It never applies anything itself.
 //
 // A snapshot received from the leader has been stored by the transport
 // before raft sees it; the loop marks it in the WAL, installs it in raft's
