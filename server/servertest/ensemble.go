@@ -174,14 +174,7 @@ func StartTestEnsemble(tb testing.TB, n int, opts ...EnsembleOption) *Ensemble {
 		}
 	}
 	e.WaitServing(e.All()...)
-	e.waitFor("every member in sync with its leader", func() bool {
-		for i := range e.members {
-			if srv := e.Member(i); srv == nil || !srv.InSync() {
-				return false
-			}
-		}
-		return true
-	})
+	e.waitEvery(e.All(), "in sync with their leader", (*server.Server).InSync)
 	return e
 }
 
@@ -376,10 +369,17 @@ func (e *Ensemble) Followers() []int {
 // (knows a leader).
 func (e *Ensemble) WaitServing(members ...int) {
 	e.tb.Helper()
-	e.waitFor(fmt.Sprintf("members %v serving", members), func() bool {
+	e.waitEvery(members, "serving", (*server.Server).Serving)
+}
+
+// waitEvery waits until each of the given members runs and cond holds
+// for it.
+func (e *Ensemble) waitEvery(members []int, what string, cond func(*server.Server) bool) {
+	e.tb.Helper()
+	e.waitFor(fmt.Sprintf("members %v %s", members, what), func() bool {
 		for _, i := range members {
 			srv := e.Member(i)
-			if srv == nil || !srv.Serving() {
+			if srv == nil || !cond(srv) {
 				return false
 			}
 		}
