@@ -209,6 +209,9 @@ func compareCommand(t *testing.T, zkURL, wdURL, name string) {
 	t.Helper()
 	zs, zm := adminGet(t, zkURL, name)
 	ws, wm := adminGet(t, wdURL, name)
+	if name == "dump" {
+		dropEmptyBuckets(zm, "expiry_time_to_session_ids")
+	}
 	if zs != ws {
 		t.Errorf("%s: HTTP status ZooKeeper %d, Warden %d", name, zs, ws)
 	}
@@ -243,6 +246,20 @@ func compareCommand(t *testing.T, zkURL, wdURL, name string) {
 			continue
 		}
 		t.Errorf("difference: %s", d)
+	}
+}
+
+// dropEmptyBuckets removes the empty sets from ZooKeeper's expiry buckets. ZooKeeper's
+// ExpiryQueue moves a session to a later bucket when it is touched and leaves the old
+// bucket behind, empty, until its expirer passes that time; so whether dump lists an
+// empty bucket depends on whether fillState's requests crossed a tick. Warden lists only
+// the buckets that hold sessions.
+func dropEmptyBuckets(reply map[string]any, field string) {
+	buckets, _ := reply[field].(map[string]any)
+	for k, v := range buckets {
+		if ids, ok := v.([]any); ok && len(ids) == 0 {
+			delete(buckets, k)
+		}
 	}
 }
 
