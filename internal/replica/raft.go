@@ -220,7 +220,8 @@ type Node struct {
 	paused atomic.Bool
 	// status mirrors the last Status handed over.
 	status atomic.Pointer[Status]
-	// commit mirrors the commit index of the last hard state persisted.
+	// commit mirrors the commit index of the last hard state persisted,
+	// raised to the last entry handed over before that state's write.
 	commit atomic.Uint64
 	// progress mirrors the leader's view of its followers (nil elsewhere),
 	// refreshed every tick.
@@ -818,7 +819,11 @@ func (n *Node) handleReady() bool {
 	}
 	if early := durableCommitted(rd); len(early) > 0 {
 		// Applied while this Ready's entries are written, not after: under
-		// load a write is then answered one WAL write sooner.
+		// load a write is then answered one WAL write sooner. Commit
+		// covers them first, so it never reads below the applied index.
+		if last := early[len(early)-1].GetIndex(); last > n.commit.Load() {
+			n.commit.Store(last)
+		}
 		if !n.hand(Update{Entries: early}) {
 			return false
 		}
