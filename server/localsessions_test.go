@@ -175,6 +175,7 @@ func TestLocalSessionLivesOnlyOnItsMember(t *testing.T) {
 	e := servertest.StartTestEnsemble(t, 3, localSessions(false))
 	l := e.Leader()
 	f, other := e.Followers()[0], e.Followers()[1]
+	e.WaitApplied()
 	index := e.Member(l).AppliedIndex()
 
 	s := mustDialWire(t, e.Addr(f), 0, nil, false)
@@ -196,6 +197,7 @@ func TestLocalSessionLivesOnlyOnItsMember(t *testing.T) {
 			t.Errorf("member %d: global_sessions %s, want 0", i+1, got)
 		}
 	}
+	e.WaitApplied() // whatever a member applied, the leader has too
 	if got := e.Member(l).AppliedIndex(); got != index {
 		t.Fatalf("creating a local session took log entries: index %d -> %d", index, got)
 	}
@@ -251,6 +253,7 @@ func TestLocalSessionLivesOnlyOnItsMember(t *testing.T) {
 	}
 	again := mustDialWire(t, e.Addr(f), s.resp.SessionID, s.resp.Passwd, false)
 	s.waitClosed() // the older connection of the session
+	e.WaitApplied()
 	index = e.Member(l).AppliedIndex()
 	if code := again.code(wire.OpCloseSession, nil); code != wire.CodeOK {
 		t.Fatalf("closeSession: %v", code)
@@ -259,6 +262,7 @@ func TestLocalSessionLivesOnlyOnItsMember(t *testing.T) {
 	if got := mntrValue(t, e.Addr(f), "local_sessions"); got != "0" {
 		t.Fatalf("local_sessions %s after close", got)
 	}
+	e.WaitApplied()
 	if got := e.Member(l).AppliedIndex(); got != index {
 		t.Fatalf("closing a local session took log entries: index %d -> %d", index, got)
 	}

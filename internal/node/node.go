@@ -306,7 +306,12 @@ func Open(cfg Config) (*Node, error) {
 	n.snap.last = rec.base.GetIndex()
 	n.confState = rec.base.GetConfState()
 	n.applied.Store(rec.base.GetIndex())
-	n.appliedTerm.Store(rec.base.GetTerm())
+	if rec.base.GetIndex() > 1 {
+		// A new log's bootstrap marker (index 1, term 1) stands for no
+		// entry; its term is also the first leader's, so counting it would
+		// make a member InSync before it holds that leader's first entry.
+		n.appliedTerm.Store(rec.base.GetTerm())
+	}
 	return n, nil
 }
 
@@ -458,9 +463,19 @@ func (n *Node) Applied() uint64 { return n.applied.Load() }
 // entry of its term: every raft leader commits one when it starts, so the
 // member then holds everything committed before (ZooKeeper's follower
 // after its sync with the leader, its leader after NEWLEADER's quorum).
+// With reconfigEnabled, a new ensemble's member is in sync once it has also
+// applied the membership its first leader logs (proposeInitialMembership).
 func (n *Node) InSync() bool {
 	st := n.raft.Status()
-	return st.Lead != 0 && n.appliedTerm.Load() >= st.Term
+	if st.Lead == 0 || n.appliedTerm.Load() < st.Term {
+		return false
+	}
+	if len(n.cfg.InitialMembership) == 0 {
+		return true
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.fsm.Membership() != nil
 }
 
 // Role returns what the member is doing now.
