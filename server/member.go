@@ -307,8 +307,8 @@ func (s *Server) stalled() bool { return !s.node.Standalone() && s.node.Paused()
 
 // InSync reports whether this member knows its leader and has applied an
 // entry of the leader's term, so holds every write committed before the
-// leader took over (and, in a new ensemble, the membership its first
-// leader logs).
+// leader took over (and, with reconfigEnabled, the membership a new
+// ensemble's first leader logs).
 func (s *Server) InSync() bool { return s.node.InSync() }
 
 // AppliedIndex returns the index of the last log entry this server
