@@ -306,10 +306,10 @@ func Open(cfg Config) (*Node, error) {
 	n.snap.last = rec.base.GetIndex()
 	n.confState = rec.base.GetConfState()
 	n.applied.Store(rec.base.GetIndex())
-	if rec.base.GetIndex() > 1 {
-		// A new log's bootstrap marker (index 1, term 1) stands for no
-		// entry; its term is also the first leader's, so counting it would
-		// make a member InSync before it holds that leader's first entry.
+	if rec.base.GetIndex() > replica.BootstrapIndex {
+		// A new log's bootstrap marker stands for no entry; its term is
+		// also the first leader's, so counting it would make a member
+		// InSync before it holds that leader's first entry.
 		n.appliedTerm.Store(rec.base.GetTerm())
 	}
 	return n, nil

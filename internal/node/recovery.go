@@ -195,7 +195,7 @@ func openDisk(cfg *Config, log *slog.Logger) (*disk, *recovered, error) {
 	walSnap, hs, ents := wr.snap, wr.hs, wr.ents
 	switch {
 	case rec.base != nil:
-	case walSnap.GetIndex() > 1:
+	case walSnap.GetIndex() > replica.BootstrapIndex:
 		return fail(fmt.Errorf("node: the write-ahead log starts after snapshot %d, but no valid snapshot file is in %s; restore the snapshot files or start from an empty dataDir",
 			walSnap.GetIndex(), storage.SnapDir(cfg.DataDir)))
 	default:

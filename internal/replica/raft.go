@@ -277,12 +277,16 @@ type Node struct {
 	hostApplied atomic.Uint64
 }
 
+// BootstrapIndex is the index of a fresh log's bootstrap snapshot: it
+// stands for no entry, and a log's first entry comes right after it.
+const BootstrapIndex = 1
+
 // BootstrapSnapshot is the initial state of a fresh log: an empty state
-// machine at index 1, term 1, with the given voters and learners. Every
-// member of a new ensemble starts from the same one.
+// machine at BootstrapIndex, term 1, with the given voters and learners.
+// Every member of a new ensemble starts from the same one.
 func BootstrapSnapshot(voters, learners []uint64) *raftpb.SnapshotMetadata {
 	return &raftpb.SnapshotMetadata{
-		Index:     proto.Uint64(1),
+		Index:     proto.Uint64(BootstrapIndex),
 		Term:      proto.Uint64(1),
 		ConfState: &raftpb.ConfState{Voters: voters, Learners: learners},
 	}
